@@ -1,0 +1,3 @@
+"""Models of the policy concern."""
+
+from django.db import models  # noqa: F401

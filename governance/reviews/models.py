@@ -1,0 +1,3 @@
+"""Models of the reviews concern."""
+
+from django.db import models  # noqa: F401

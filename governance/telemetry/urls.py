@@ -1,0 +1,5 @@
+"""Pages of the telemetry concern."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

@@ -1,0 +1,110 @@
+"""Every URL, every role: who gets in, who is refused.
+
+Adding a page without adding it here fails ``test_every_page_is_in_the_matrix``, so no page ships
+without a decision about who may see it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from portal.api import api
+
+ROLES = ["anonymous", "developer", "lead", "admin"]
+ROLE_RANK = {role: rank for rank, role in enumerate(ROLES)}
+
+# url name → (minimum role, kwargs builder). Builders take the ``org`` fixture and may create rows.
+Builder = Callable[[Any], dict[str, Any]]
+
+
+def no_kwargs(org: Any) -> dict[str, Any]:
+    return {}
+
+
+PAGES: dict[str, tuple[str, Builder]] = {
+    "home": ("developer", no_kwargs),
+    "tokens": ("developer", no_kwargs),
+}
+
+# Reachable without a session on purpose (they authenticate otherwise or are public by nature).
+PUBLIC = {"login", "logout", "healthz"}
+# POST-only actions, covered by their own tests (CSRF and role), listed so none is forgotten.
+ACTIONS = {"token-revoke"}
+
+
+def _named_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[str]:
+    resolver = resolver or get_resolver()
+    for entry in resolver.url_patterns:
+        if isinstance(entry, URLResolver):
+            namespace = entry.namespace
+            if namespace in {"admin", "api"}:
+                continue
+            yield from _named_patterns(entry, prefix + (f"{namespace}:" if namespace else ""))
+        elif isinstance(entry, URLPattern) and entry.name:
+            yield prefix + entry.name
+
+
+def test_every_page_is_in_the_matrix() -> None:
+    names = set(_named_patterns())
+    missing = sorted(names - set(PAGES) - PUBLIC - ACTIONS)
+    assert not missing, f"pages with no access decision in PAGES: {missing}"
+
+
+def _client_for(role: str, request: pytest.FixtureRequest) -> Client:
+    if role == "anonymous":
+        return Client()
+    user: User = request.getfixturevalue(f"{role}_user")
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_page_access(name: str, role: str, org: Any, request: pytest.FixtureRequest) -> None:
+    minimum, build = PAGES[name]
+    url = reverse(name, kwargs=build(org))
+    response = _client_for(role, request).get(url)
+    if role == "anonymous":
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+    elif ROLE_RANK[role] >= ROLE_RANK[minimum]:
+        assert response.status_code == 200, f"{role} should see {url}"
+    else:
+        assert response.status_code == 403, f"{role} must be refused {url}"
+
+
+def _api_operations() -> list[tuple[str, str]]:
+    schema = api.get_openapi_schema()
+    operations = []
+    for path, methods in schema["paths"].items():
+        for method in methods:
+            operations.append((method.upper(), path))
+    return sorted(operations)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path"), _api_operations())
+def test_every_api_operation_refuses_anonymous_callers(method: str, path: str) -> None:
+    concrete = re.sub(r"\{[^}]+\}", "1", path)  # any value: auth is checked before lookups
+    response = Client().generic(method, concrete, data=b"{}", content_type="application/json")
+    assert response.status_code == 401, (
+        f"{method} {path} answered {response.status_code} to an anonymous caller"
+    )
+
+
+@pytest.mark.django_db
+def test_healthz_is_public_and_reports_database_and_broker() -> None:
+    response = Client().get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["database"] == "ok"
+    assert body["broker"] in {"ok", "eager"}
