@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "ninja",
+    "portal",
     "portal.accounts",
     "governance.audit",
     "governance.skills",
