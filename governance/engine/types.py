@@ -50,6 +50,23 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds applied while reading a skill; anything past them is refused with a finding."""
+
+    max_skill_md_bytes: int = 1024 * 1024  # a SKILL.md larger than 1 MiB is not a skill
+    max_frontmatter_bytes: int = 64 * 1024  # the spec's fields fit in 2 KiB; hooks need more
+    max_yaml_nodes: int = 10_000  # after alias expansion ("billion laughs" fails here)
+    max_yaml_depth: int = 64
+    max_files: int = 1_000  # files per package
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_package_bytes: int = 50 * 1024 * 1024
+    max_depth: int = 16  # folder depth inside a package
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True, slots=True)
 class PackageFile:
     """One file of a skill package, addressed by its sha256."""
 
@@ -81,6 +98,13 @@ class ParsedSkill:
     # Where the skill came from beyond its kind: repository URL, marketplace, plugin name...
     source_identity: str = ""
     plugin: str | None = None  # plugin name for plugin skills (the listed name is "plugin:name")
+    # allowed-tools / disallowed-tools normalised to one list, whatever the spelling
+    # (space-separated string, comma string or YAML list).
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    skill_md_name: str = "SKILL.md"  # "skill.md" is accepted too (skills-ref does)
+    body_line: int = 1  # line of SKILL.md where the body starts (for findings and headings)
+    body_tokens: int = 0  # estimated tokens of the body (governance.engine.tokens)
 
     @property
     def valid(self) -> bool:
