@@ -180,6 +180,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 
 # Domain settings.
 SKILL_STORAGE_DIR = Path(os.environ.get("SKILL_STORAGE_DIR", str(BASE_DIR / "var" / "skills")))
+# Public URL of the portal (e.g. https://skills.example.com), used in files agents download;
+# empty = derived from the request.
+PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "").rstrip("/")
 PSEUDONYM_KEY = os.environ.get("PSEUDONYM_KEY", SECRET_KEY)
 SELF_EVOLUTION_ENABLED = env_bool("SELF_EVOLUTION_ENABLED", True)
 TELEMETRY_RETENTION_DAYS = env_int("TELEMETRY_RETENTION_DAYS", 90, minimum=1)

@@ -32,6 +32,7 @@ from governance.engine.sources import (
     canonical_identity,
     github_repo,
     is_remote,
+    pattern_spec,
     source_host,
 )
 from governance.engine.types import SourceKind
@@ -335,7 +336,11 @@ def _entry_matches(entry: Mapping[str, Any], spec: str, *, exact: bool) -> bool:
         wanted = str(entry.get("repo", ""))
         if repo is None:
             return False
-        return repo == wanted if exact else canonical_identity(repo) == canonical_identity(wanted)
+        return (
+            repo == wanted
+            if exact
+            else canonical_identity(pattern_spec(repo)) == canonical_identity(pattern_spec(wanted))
+        )
     if kind in {"git", "url"}:
         url = str(entry.get("url", ""))
         return spec == url if exact else canonical_identity(spec) == canonical_identity(url)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from governance.engine.sources import canonical_identity
+from governance.engine.sources import canonical_identity, pattern_spec
 from governance.engine.types import Finding, Severity, SourceKind
 
 
@@ -268,8 +268,8 @@ def identity_matches(pattern: str, identity: str) -> bool:
     if not pattern or not identity:
         return False
     if any(ch in pattern for ch in "*?["):
-        return fnmatch.fnmatchcase(canonical_identity(identity), pattern.lower().strip())
-    return canonical_identity(pattern) == canonical_identity(identity)
+        return fnmatch.fnmatch(canonical_identity(identity).lower(), pattern.lower().strip())
+    return canonical_identity(pattern_spec(pattern)) == canonical_identity(identity)
 
 
 @dataclass(frozen=True, slots=True)

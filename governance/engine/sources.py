@@ -13,55 +13,35 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
-try:  # the ingest concern owns canonical identities; this module follows it once it lands
-    from governance.engine.identity import (  # type: ignore[import-not-found,unused-ignore]
-        canonical_source_identity as _canonical_from_ingest,
-    )
-except ImportError:  # pragma: no cover - exercised only before identity.py exists
-    _canonical_from_ingest = None
+from governance.engine.identity import IdentityError, SourceLocation, parse_location
 
-_SCP_RE = re.compile(r"^(?:(?P<user>[\w.\-]+)@)?(?P<host>[\w.\-]+):(?P<path>(?!//)[^\\]+)$")
-_SHORTHAND_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+# ``owner/repo`` written in a *policy rule* means GitHub (a location spelled so is a local path).
+_SHORTHAND_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 
 
-def _fallback_canonical(spec: str) -> str:
-    text = spec.strip()
-    if _SHORTHAND_RE.match(text) and not text.startswith((".", "/")):
-        host, path = "github.com", text
-    elif "://" in text:
-        parts = urlsplit(text)
-        host, path = (parts.hostname or "").lower(), parts.path
-    else:
-        match = _SCP_RE.match(text)
-        if match is None:
-            return text.rstrip("/") or text  # a local path: kept as given
-        host, path = match.group("host").lower(), match.group("path")
-    path = path.strip("/")
-    if path.endswith(".git"):
-        path = path[:-4]
-    return f"{host}/{path.strip('/').lower()}".rstrip("/")
+def pattern_spec(pattern: str) -> str:
+    """A rule pattern as a location: ``acme/skills`` is read as ``github:acme/skills``."""
+    text = pattern.strip()
+    return f"github:{text}" if _SHORTHAND_RE.match(text) else text
+
+
+def _location(spec: str) -> SourceLocation | None:
+    try:
+        return parse_location(spec)
+    except IdentityError:
+        return None
 
 
 def canonical_identity(spec: str) -> str:
-    """One identity for every spelling of one source."""
-    if not spec:
-        return ""
-    if _canonical_from_ingest is not None:
-        return str(_canonical_from_ingest(spec))
-    return _fallback_canonical(spec)
+    """One identity for every spelling of one source (``governance.engine.identity``)."""
+    found = _location(spec) if spec else None
+    return found.identity if found is not None else spec.strip()
 
 
 def source_host(spec: str) -> str:
     """The host of a remote spec (``github.com`` for ``git@github.com:o/r``), "" for a local path."""
-    text = spec.strip()
-    if "://" in text:
-        return (urlsplit(text).hostname or "").lower()
-    match = _SCP_RE.match(text)
-    if match is not None:
-        return match.group("host").lower()
-    if _SHORTHAND_RE.match(text) and not text.startswith((".", "/")):
-        return "github.com"
-    return ""
+    found = _location(spec)
+    return found.host if found is not None and found.is_remote else ""
 
 
 def is_remote(spec: str) -> bool:
@@ -70,18 +50,21 @@ def is_remote(spec: str) -> bool:
 
 def github_repo(spec: str) -> str | None:
     """``owner/repo`` with the spelling the admin wrote (Claude Code compares it case-sensitively)."""
-    text = spec.strip()
-    if _SHORTHAND_RE.match(text) and not text.startswith((".", "/")):
-        path = text
-    elif source_host(text) == "github.com":
-        path = urlsplit(text).path if "://" in text else text.split(":", 1)[1]
+    text = pattern_spec(spec)
+    found = _location(text)
+    if found is None or found.kind != "github":
+        return None
+    if text.startswith("github:"):
+        path = text[len("github:") :]
+    elif "://" in text:
+        path = urlsplit(text).path
     else:
-        return None
+        path = text.split(":", 1)[1]
     parts = [p for p in PurePosixPath(path.strip("/")).parts if p]
-    if len(parts) != 2:
+    if len(parts) < 2:
         return None
-    owner, repo = parts
-    if repo.endswith(".git"):
+    owner, repo = parts[0], parts[1]
+    if repo.lower().endswith(".git"):
         repo = repo[:-4]
     return f"{owner}/{repo}"
 
@@ -118,8 +101,8 @@ def _identity_matches(pattern: str, spec: str) -> bool:
     if not pattern or not spec:
         return False
     if any(ch in pattern for ch in "*?["):
-        return fnmatch.fnmatchcase(canonical_identity(spec), pattern.strip().lower())
-    return canonical_identity(pattern) == canonical_identity(spec)
+        return fnmatch.fnmatch(canonical_identity(spec).lower(), pattern.strip().lower())
+    return canonical_identity(pattern_spec(pattern)) == canonical_identity(spec)
 
 
 def validate_source_pattern(kind: SourceRuleKind, pattern: str) -> str | None:
@@ -133,7 +116,7 @@ def validate_source_pattern(kind: SourceRuleKind, pattern: str) -> str | None:
         except re.error as exc:
             return f"not a valid regular expression: {exc}"
         return None
-    if kind is SourceRuleKind.REPOSITORY and not is_remote(text) and "*" not in text:
+    if kind is SourceRuleKind.REPOSITORY and not is_remote(pattern_spec(text)) and "*" not in text:
         return "give a repository URL (https://host/owner/repo, git@host:owner/repo) or owner/repo"
     return None
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from governance.engine.managed_settings import (
@@ -22,8 +21,8 @@ from governance.engine.managed_settings import (
 from governance.engine.permissions import Effect, SkillSubject
 from governance.engine.policydoc import PolicyDocument, parse_document
 from governance.engine.types import SourceKind
+from tests.engine.settings_schema import validate_settings
 
-SCHEMA = json.loads(Path("/work/shared/schemas/claude-code-settings.json").read_text())
 OTLP = "https://portal.example.com/otlp"
 
 EVERY_FEATURE: dict[str, Any] = {
@@ -62,7 +61,7 @@ def every_feature() -> PolicyDocument:
 
 
 def validate(settings: dict[str, Any]) -> None:
-    jsonschema.Draft7Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(settings)
+    validate_settings(settings)
 
 
 def test_policy_using_every_feature_compiles_to_a_valid_file() -> None:

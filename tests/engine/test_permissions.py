@@ -171,6 +171,7 @@ def test_rules_match_by_glob_source_kind_plugin_team_project() -> None:
         "https://github.com/acme/skills/",
         "https://GitHub.com/Acme/Skills.git",
         "acme/skills",
+        "github:Acme/Skills",
     ],
 )
 def test_source_rule_matches_every_spelling_of_one_repository(spelling: str) -> None:

@@ -19,7 +19,7 @@ SPELLINGS = [
     "https://github.com/evil/skills/",
     "https://GitHub.com/Evil/Skills.git",
     "ssh://git@github.com/evil/skills.git",
-    "evil/skills",
+    "github:evil/skills",
 ]
 
 DENY = SourceRule("deny", SourceRuleKind.REPOSITORY, "https://github.com/evil/skills")
@@ -36,7 +36,7 @@ def test_every_spelling_of_a_denied_repository_is_refused(spelling: str) -> None
     assert "deny repository" in result.reason
 
 
-@pytest.mark.parametrize("rule_spelling", SPELLINGS)
+@pytest.mark.parametrize("rule_spelling", [*SPELLINGS, "evil/skills", "Evil/Skills"])
 def test_rule_written_in_any_spelling_denies(rule_spelling: str) -> None:
     rule = SourceRule("deny", SourceRuleKind.REPOSITORY, rule_spelling)
     assert not admit_source([rule], kind="git", location="https://github.com/evil/skills").allowed
@@ -44,8 +44,8 @@ def test_rule_written_in_any_spelling_denies(rule_spelling: str) -> None:
 
 def test_deny_wins_over_allow() -> None:
     allow = SourceRule("allow", SourceRuleKind.HOST, r"github\.com")
-    assert not admit_source([allow, DENY], kind="git", location="evil/skills").allowed
-    assert admit_source([allow, DENY], kind="git", location="good/skills").allowed
+    assert not admit_source([allow, DENY], kind="git", location="github:evil/skills").allowed
+    assert admit_source([allow, DENY], kind="git", location="github:good/skills").allowed
 
 
 def test_allowlist_admits_only_its_entries() -> None:
@@ -64,8 +64,10 @@ def test_host_pattern_and_marketplace_rules() -> None:
     host = SourceRule("deny", SourceRuleKind.HOST, r".*\.evil\.example")
     assert not admit_source([host], kind="git", location="https://git.evil.example/a/b").allowed
     market = SourceRule("deny", SourceRuleKind.MARKETPLACE, "shady-market")
-    assert not admit_source([market], kind="marketplace", location="x/y", marketplace="shady-market").allowed
-    assert admit_source([market], kind="git", location="x/y").allowed
+    assert not admit_source(
+        [market], kind="marketplace", location="github:x/y", marketplace="shady-market"
+    ).allowed
+    assert admit_source([market], kind="git", location="github:x/y").allowed
     by_repo = SourceRule("deny", SourceRuleKind.MARKETPLACE, "https://github.com/x/y")
     assert not admit_source([by_repo], kind="marketplace", location="git@github.com:X/Y.git").allowed
 
