@@ -30,7 +30,7 @@ from pathspec import GitIgnoreSpec
 
 from governance.engine.types import Finding, Severity
 
-SKILL_FILE = "SKILL.md"
+SKILL_FILES = frozenset({"SKILL.md", "skill.md"})  # skill.md is accepted, as skills-ref does
 NEVER_ENTER = frozenset({".git", "node_modules"})
 SKILL_CONTAINERS = (".claude/skills", ".agents/skills")
 
@@ -191,7 +191,7 @@ class _Walker:
                 )
             )
             return
-        if any(e.name == SKILL_FILE and e.is_file() for e in entries):
+        if any(e.name in SKILL_FILES and e.is_file() for e in entries):
             stack = [*stack, self._add_skill(folder, stack)]
         for entry in entries:
             self._entry(folder, entry, ignores, depth, stack)
