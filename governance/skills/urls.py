@@ -1,5 +1,7 @@
 """Pages of the skills concern."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, URLResolver, include, path
 
-urlpatterns: list[URLPattern] = []
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", include("governance.skills.catalog_urls")),
+]

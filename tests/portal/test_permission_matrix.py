@@ -28,9 +28,21 @@ def no_kwargs(org: Any) -> dict[str, Any]:
     return {}
 
 
+def _catalog_skill(org: Any) -> int:
+    from tests.catalog.conftest import make_source, store_skill
+
+    source = make_source("project", "github.com/acme/matrix", org.payments_api)
+    return store_skill(source, "matrix-skill").pk
+
+
 PAGES: dict[str, tuple[str, Builder]] = {
     "home": ("developer", no_kwargs),
     "tokens": ("developer", no_kwargs),
+    "catalog": ("developer", no_kwargs),
+    "catalog-skill": ("developer", lambda org: {"skill_id": _catalog_skill(org)}),
+    "catalog-listing": ("developer", no_kwargs),
+    "catalog-conditional": ("developer", no_kwargs),
+    "catalog-fleet": ("developer", no_kwargs),
 }
 
 # Reachable without a session on purpose (they authenticate otherwise or are public by nature).
