@@ -132,6 +132,8 @@ READ_CODES = frozenset(
         "yaml-too-deep",
         "yaml-tag-refused",
         "yaml-flow-style",
+        "yaml-anchors",
+        "yaml-duplicate-key",
     }
 )
 
@@ -299,7 +301,7 @@ def _check_yaml_shape(c: _Checker, fm_text: str) -> None:
         c.add(
             "yaml-duplicate-key",
             Severity.ERROR,
-            f"Duplicate key '{key}' in frontmatter (lines {first + c.offset} and {again + c.offset}): "
+            f"Invalid YAML in frontmatter: duplicate key '{key}' (lines {first + c.offset} and {again + c.offset}): "
             "PyYAML keeps the last, strictyaml and the JavaScript agents refuse the file. Keep one.",
             again + c.offset,
         )
@@ -311,6 +313,14 @@ def _check_yaml_shape(c: _Checker, fm_text: str) -> None:
             f"Invalid YAML in frontmatter: flow style ([a, b] or {{a: b}}) on line {line} is refused by "
             "the reference checker (strictyaml). Write one item per line ('- a').",
             line,
+        )
+    if c.strict and c.doc.aliases:
+        c.add(
+            "yaml-anchors",
+            Severity.ERROR,
+            "Invalid YAML in frontmatter: anchors (&) and aliases (*) are refused by the reference "
+            "checker (strictyaml). Write the values out.",
+            None,
         )
     if "---" in fm_text:
         index = fm_text.index("---")
@@ -332,11 +342,11 @@ def _check_fields(c: _Checker) -> None:
             c.at(
                 "field-not-in-spec" if key in KNOWN_FIELDS else "field-unknown",
                 Severity.ERROR,
-                f"Unexpected fields in frontmatter: {key}. Only {sorted(SPEC_FIELDS)} are allowed"
+                f"Unexpected fields in frontmatter: {key}. Only {sorted(SPEC_FIELDS)} are allowed."
                 + (
-                    " (it is a Claude Code extension; the open specification does not define it)."
+                    " It is a Claude Code extension the open specification does not define."
                     if key in KNOWN_FIELDS
-                    else "."
+                    else ""
                 ),
                 key,
             )
@@ -389,7 +399,7 @@ def _check_name(c: _Checker, folder: str) -> str | None:
             "name-invalid-chars",
             Severity.ERROR,
             f"Skill name '{name}' contains invalid characters. Only letters, digits, and hyphens are "
-            f"allowed (found {shown}).",
+            f"allowed. Found: {shown}.",
             "name",
         )
     if folder:

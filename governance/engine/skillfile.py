@@ -43,7 +43,7 @@ SKILL_MD_NAMES = ("SKILL.md", "skill.md")
 SKIPPED_DIRS = frozenset({".git", "node_modules"})
 SKILL_MD = "SKILL.md"
 
-_CLOSING = re.compile(r"^---\r?$", re.MULTILINE)
+_CLOSING = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
 
 
 def split_frontmatter(text: str, *, file: str = SKILL_MD) -> tuple[str, str, list[Finding]]:
@@ -79,28 +79,35 @@ def split_frontmatter(text: str, *, file: str = SKILL_MD) -> tuple[str, str, lis
         )
     first_end = text.find("\n", start)
     first_line = text[start:] if first_end < 0 else text[start:first_end]
-    if first_line.rstrip("\r") != "---":
+    if first_line.rstrip(" \t\r") != "---":
         findings.append(_missing_frontmatter(text, start, first_line, file))
         return "", text[start:], findings
     fm_start = first_end + 1
-    closing = _CLOSING.search(text, fm_start)
-    if closing is None or first_end < 0:
-        hint = ""
-        loose = re.search(r"^---[ \t]+\r?$", text[fm_start:], re.MULTILINE) if first_end >= 0 else None
-        if loose is not None:
-            line = text.count("\n", 0, fm_start + loose.start()) + 1
-            hint = f" (line {line} is '---' followed by spaces: remove them)"
+    closing = _CLOSING.search(text, fm_start) if first_end >= 0 else None
+    if closing is None:
         findings.append(
             Finding(
                 "frontmatter-unclosed",
                 Severity.ERROR,
                 "SKILL.md frontmatter not properly closed with ---: add a line that is exactly "
-                f"'---' after the last field{hint}.",
+                "'---' after the last field.",
                 file,
                 1,
             )
         )
         return "", text[start:], findings
+    for line, where in ((first_line, 0), (closing.group(), closing.start())):
+        if line.rstrip("\r") != "---":
+            line_no = text.count("\n", 0, where) + 1
+            findings.append(
+                Finding(
+                    "frontmatter-delimiter-spaces",
+                    Severity.INFO,
+                    f"Line {line_no} is '---' followed by spaces: accepted as the delimiter; remove the spaces.",
+                    file,
+                    line_no,
+                )
+            )
     body_start = closing.end()
     if body_start < len(text) and text[body_start] == "\n":
         body_start += 1

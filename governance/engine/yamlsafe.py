@@ -100,14 +100,14 @@ class _Builder:
             if self.doc.aliases:
                 raise YamlRefused(
                     "yaml-alias-bomb",
-                    f"Frontmatter YAML expands to more than {self.max_nodes:,} values through "
+                    f"Invalid YAML in frontmatter: it expands to more than {self.max_nodes:,} values through "
                     f"anchors (&) and aliases (*) ({self.doc.aliases:,} alias uses seen): refused "
                     "as a 'billion laughs' document. Write the values out instead of aliasing them.",
                     node.start_mark.line + 1,
                 )
             raise YamlRefused(
                 "yaml-too-many-nodes",
-                f"Frontmatter YAML has more than {self.max_nodes:,} values: refused. "
+                f"Invalid YAML in frontmatter: more than {self.max_nodes:,} values: refused. "
                 "Keep long content in the body or in references/.",
                 node.start_mark.line + 1,
             )
@@ -117,11 +117,15 @@ class _Builder:
         if depth > self.max_depth:
             raise YamlRefused(
                 "yaml-too-deep",
-                f"Frontmatter YAML nests deeper than {self.max_depth} levels: refused.",
+                f"Invalid YAML in frontmatter: it nests deeper than {self.max_depth} levels: refused.",
                 node.start_mark.line + 1,
             )
         tag = node.tag
         if isinstance(node, yaml.ScalarNode):
+            if id(node) in self.seen:
+                self.doc.aliases += 1
+            else:
+                self.seen.add(id(node))
             if tag == STR or tag == "!":
                 return node.value
             if tag not in _SCALAR_TAGS:
@@ -133,7 +137,7 @@ class _Builder:
             if ident in self.active:
                 raise YamlRefused(
                     "yaml-alias-bomb",
-                    "Frontmatter YAML contains a recursive alias (an anchor that contains itself): refused.",
+                    "Invalid YAML in frontmatter: a recursive alias (an anchor that contains itself): refused.",
                     node.start_mark.line + 1,
                 )
         else:
@@ -220,8 +224,8 @@ class _Builder:
 def _tag_refused(node: yaml.Node) -> YamlRefused:
     return YamlRefused(
         "yaml-tag-refused",
-        f"Frontmatter uses the YAML tag '{short_tag(node.tag)}': language-specific and custom tags "
-        "are refused (they can construct objects in some loaders). Write a plain value.",
+        f"Invalid YAML in frontmatter: the tag '{short_tag(node.tag)}' is refused (language-specific "
+        "and custom tags can construct objects in some loaders). Write a plain value.",
         node.start_mark.line + 1,
     )
 
@@ -248,7 +252,9 @@ def load_mapping(text: str, *, max_nodes: int = 10_000, max_depth: int = 64) -> 
         problem, line = _describe(error)
         raise YamlRefused("yaml-invalid", f"Invalid YAML in frontmatter: {problem}", line) from None
     except RecursionError:  # pure-Python fallback only: libyaml caps nesting at 1000
-        raise YamlRefused("yaml-too-deep", "Frontmatter YAML nests too deep: refused.") from None
+        raise YamlRefused(
+            "yaml-too-deep", "Invalid YAML in frontmatter: it nests too deep: refused."
+        ) from None
     finally:
         loader.dispose()
     if node is None:

@@ -52,11 +52,28 @@ def test_empty_file() -> None:
     assert "the file is empty" in only(skill, "frontmatter-missing").message
 
 
-def test_unclosed_frontmatter_and_trailing_space_hint() -> None:
-    skill = parse_skill_md(b"---\nname: x\ndescription: y\n--- \nbody\n", folder="x")
+def test_unclosed_frontmatter() -> None:
+    skill = parse_skill_md(b"---\nname: x\ndescription: y\n\nbody\n", folder="x")
     finding = only(skill, "frontmatter-unclosed")
-    assert finding.message.startswith("SKILL.md frontmatter not properly closed with ---")
-    assert "line 4 is '---' followed by spaces" in finding.message
+    assert finding.message == (
+        "SKILL.md frontmatter not properly closed with ---: add a line that is exactly '---' after the last field."
+    )
+    assert skill.frontmatter == {} and not skill.valid
+
+
+def test_delimiter_with_trailing_spaces_is_accepted_with_info() -> None:
+    skill = parse_skill_md(skill_md(GOOD).replace(b"---\n# Steps", b"---  \n# Steps"), folder="my-skill")
+    assert skill.valid and skill.body.startswith("# Steps")
+    finding = only(skill, "frontmatter-delimiter-spaces")
+    assert finding.severity is Severity.INFO and finding.line == 4
+
+
+def test_opening_line_must_be_three_dashes() -> None:
+    skill = parse_skill_md(b"---yaml\nname: x\n---\n", folder="x")
+    assert (
+        "line 1 is '---yaml'; the opening line must be exactly '---'"
+        in only(skill, "frontmatter-missing").message
+    )
 
 
 def test_bom_and_crlf_are_accepted_and_reported_as_info() -> None:

@@ -48,7 +48,9 @@ def test_recursive_alias_is_refused() -> None:
 def test_python_tag_is_refused() -> None:
     skill = parse(GOOD + "\nversion: !!python/object/apply:os.system ['echo pwned']")
     finding = only(skill, "yaml-tag-refused")
-    assert finding.message.startswith("Frontmatter uses the YAML tag '!!python/object/apply:os.system'")
+    assert finding.message.startswith(
+        "Invalid YAML in frontmatter: the tag '!!python/object/apply:os.system' is refused"
+    )
     assert finding.line == 4
 
 
@@ -58,7 +60,7 @@ def test_ruby_and_custom_tags_are_refused() -> None:
         ("!env HOME", "!env"),
     ):
         skill = parse(GOOD + f"\nmodel: {value}")
-        assert f"YAML tag '{shown}'" in only(skill, "yaml-tag-refused").message
+        assert f"the tag '{shown}' is refused" in only(skill, "yaml-tag-refused").message
 
 
 def test_standard_explicit_tags_are_fine() -> None:
@@ -70,19 +72,19 @@ def test_standard_explicit_tags_are_fine() -> None:
 def test_duplicate_keys_are_reported_with_both_lines() -> None:
     skill = parse(GOOD + "\nname: other")
     finding = only(skill, "yaml-duplicate-key")
-    assert finding.message.startswith("Duplicate key 'name' in frontmatter (lines 2 and 4)")
+    assert finding.message.startswith("Invalid YAML in frontmatter: duplicate key 'name' (lines 2 and 4)")
     assert finding.severity is Severity.ERROR and finding.line == 4
 
 
 def test_nested_duplicate_key() -> None:
     skill = parse(GOOD + "\nmetadata:\n  a: x\n  a: y")
-    assert "Duplicate key 'metadata.a'" in only(skill, "yaml-duplicate-key").message
+    assert "duplicate key 'metadata.a'" in only(skill, "yaml-duplicate-key").message
 
 
 def test_too_deep_nesting() -> None:
     deep = "hooks: " + "[" * 100 + "]" * 100
     skill = parse(GOOD + "\n" + deep)
-    assert "nests deeper than 64 levels" in only(skill, "yaml-too-deep").message
+    assert "it nests deeper than 64 levels" in only(skill, "yaml-too-deep").message
 
 
 def test_libyaml_nesting_cap_is_a_yaml_error() -> None:

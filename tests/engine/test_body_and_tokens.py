@@ -1,0 +1,54 @@
+"""Body lint and the token estimate helpers the catalogue reuses."""
+
+from __future__ import annotations
+
+from governance.engine.tokens import body_token_estimate, headings_with_token_offsets, token_estimate
+from governance.engine.types import Severity
+
+from .helpers import GOOD, codes, only, parse
+
+
+def test_token_estimate_is_utf8_bytes_over_four() -> None:
+    assert token_estimate("") == 0
+    assert token_estimate("abcd") == 1
+    assert token_estimate("abcde") == 2
+    assert body_token_estimate("技能技能") == 3  # 12 bytes
+
+
+def test_headings_with_offsets_skip_code_fences() -> None:
+    body = (
+        "# Title\n" + "x" * 396 + "\n```\n# not a heading\n```\n## Second ##\n~~~~\n# no\n~~~~\n### Third\n"
+    )
+    headings = headings_with_token_offsets(body)
+    assert [(h.level, h.title, h.line) for h in headings] == [
+        (1, "Title", 1),
+        (2, "Second", 6),
+        (3, "Third", 10),
+    ]
+    assert headings[0].token_offset == 0
+    assert headings[1].token_offset == token_estimate(body[: body.index("## Second")])
+
+
+def test_body_past_the_compaction_point_lists_the_headings_lost() -> None:
+    section = "x" * 12000 + "\n"
+    body = "# Intro\n" + section + "## Setup\n" + section + "## Steps\n" + section + "## Gotchas\n" + "y\n"
+    skill = parse(GOOD, body)
+    finding = only(skill, "body-over-compaction-limit")
+    assert finding.severity is Severity.WARNING
+    assert finding.message.startswith(
+        f"Body is about {skill.body_tokens:,} tokens: Claude Code re-attaches only"
+    )
+    assert "'## Steps' (line 9)" in finding.message and "'## Gotchas' (line 11)" in finding.message
+    assert "'## Setup'" not in finding.message
+    assert finding.line == 5  # where the body starts
+    assert skill.body_tokens == body_token_estimate(body)
+
+
+def test_body_line_count() -> None:
+    skill = parse(GOOD, "line\n" * 501)
+    assert only(skill, "body-too-many-lines").message.startswith("Body has 501 lines (guideline: under 500)")
+    assert "body-too-many-lines" not in codes(parse(GOOD, "line\n" * 500))
+
+
+def test_empty_body() -> None:
+    assert only(parse(GOOD, "\n  \n"), "body-empty").severity is Severity.WARNING
