@@ -177,8 +177,14 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "socket_connect_timeout": 3}
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Pending ingest runs whose task message was lost are sent again (the database is the truth).
+CELERY_BEAT_SCHEDULE["skills-ingest-sweep"] = {"task": "skills.ingest_runs_sweep", "schedule": 60.0}
 
 # Domain settings.
+# Skill ingest: git fetch timeout, and whether file:// / local git URLs are accepted (tests, mirrors).
+SKILL_GIT_TIMEOUT_S = env_int("SKILL_GIT_TIMEOUT_S", 120, minimum=1)
+SKILL_GIT_ALLOW_LOCAL = env_bool("SKILL_GIT_ALLOW_LOCAL", False)
+SKILL_UPLOAD_MAX_BYTES = env_int("SKILL_UPLOAD_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 SKILL_STORAGE_DIR = Path(os.environ.get("SKILL_STORAGE_DIR", str(BASE_DIR / "var" / "skills")))
 # Public URL of the portal (e.g. https://skills.example.com), used in files agents download;
 # empty = derived from the request.

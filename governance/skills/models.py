@@ -164,6 +164,9 @@ class IngestRun(models.Model):
     findings = models.JSONField(default=list)
     error = models.TextField(blank=True)
     commit = models.CharField(max_length=64, blank=True)
+    phase = models.CharField(max_length=32, blank=True, help_text="fetching, scanning, storing...")
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True, help_text="last time a task was sent for it")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -171,6 +174,19 @@ class IngestRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "enqueued_at"], name="ingestrun_status_enqueued")]
 
     def __str__(self) -> str:
         return f"ingest {self.source_kind}:{self.location} ({self.status})"
+
+    @property
+    def progress_percent(self) -> int:
+        if self.status in {IngestStatus.SUCCEEDED, IngestStatus.FAILED, IngestStatus.REFUSED}:
+            return 100
+        if not self.progress_total:
+            return 0
+        return min(100, int(100 * self.progress_done / self.progress_total))
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {IngestStatus.SUCCEEDED, IngestStatus.FAILED, IngestStatus.REFUSED}

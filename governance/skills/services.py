@@ -7,22 +7,39 @@ what is already stored, by sha256); nothing on the ingest path saves row by row.
 from __future__ import annotations
 
 import hashlib
+import logging
+import shutil
+import time
 from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from governance.engine.types import PackageFile, ParsedSkill
+from governance.audit.services import audit_record
+from governance.engine.gitsource import GitCheckout, GitOptions, GitSourceError, check_ref, git_fetch
+from governance.engine.identity import IdentityError, parse_location
+from governance.engine.scan import ScanResult, scan_source
+from governance.engine.types import PackageFile, ParsedSkill, Severity, SourceKind
+from governance.policy.admission import source_admission
 from governance.skills.models import (
     Blob,
     IngestRun,
+    IngestStatus,
     Skill,
     SkillVersion,
+    Source,
     VersionFile,
     VersionOrigin,
 )
+from portal.accounts.models import Project
+
+logger = logging.getLogger(__name__)
 
 SKILL_MD = "SKILL.md"
 BATCH = 500
@@ -155,3 +172,412 @@ def skill_version_create(
     skill.updated_at = now
     skill.removed_at = None
     return version
+
+
+# --------------------------------------------------------------------------------------------
+# Sources and ingest runs
+# --------------------------------------------------------------------------------------------
+
+
+class IngestRefused(ValueError):
+    """Input that is refused before anything is stored; ``code`` is stable for API clients."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+INGESTIBLE_KINDS = frozenset(k.value for k in SourceKind if k is not SourceKind.MCP)
+RUN_FINDINGS_CAP = 500
+PROGRESS_EVERY_S = 0.5
+
+
+def source_register(
+    *,
+    kind: str,
+    location: str,
+    ref: str = "",
+    project: Project | None = None,
+    display_name: str = "",
+    actor: User | None = None,
+) -> Source:
+    """Register a directory path or git URL as a source (idempotent by canonical identity)."""
+    if kind not in INGESTIBLE_KINDS:
+        raise IngestRefused(
+            "source-kind", f"kind must be one of {', '.join(sorted(INGESTIBLE_KINDS))}, got {kind!r}"
+        )
+    try:
+        parsed = parse_location(location)
+    except IdentityError as exc:
+        raise IngestRefused("source-location", str(exc)) from None
+    if parsed.kind == "mcp":
+        raise IngestRefused("source-location", "MCP skills are pushed through the API, not registered")
+    if ref:
+        try:
+            check_ref(ref)
+        except GitSourceError as exc:
+            raise IngestRefused(exc.code, exc.message) from None
+    source, created = Source.objects.get_or_create(
+        kind=kind,
+        identity=parsed.identity,
+        defaults={
+            "location": location.strip(),
+            "ref": ref,
+            "project": project,
+            "display_name": display_name[:300],
+        },
+    )
+    if not created:
+        changed = {"location": location.strip(), "ref": ref}
+        if project is not None:
+            changed["project"] = project  # type: ignore[assignment]
+        if display_name:
+            changed["display_name"] = display_name[:300]
+        Source.objects.filter(pk=source.pk).update(**changed)
+        source.refresh_from_db()
+    else:
+        audit_record(
+            actor=actor,
+            action="source.registered",
+            target_type="source",
+            target_id=source.pk,
+            target_label=str(source),
+            evidence={"kind": kind, "identity": source.identity, "location": source.location, "ref": ref},
+        )
+    return source
+
+
+def ingest_request(*, source: Source, requested_by: User | None) -> IngestRun:
+    """Create a pending run for ``source`` and enqueue its task once the transaction commits.
+
+    A source with a run already pending or running gets that run back (no double ingest).
+    """
+    with transaction.atomic():
+        Source.objects.select_for_update().filter(pk=source.pk).first()
+        active = IngestRun.objects.filter(
+            source=source, status__in=[IngestStatus.PENDING, IngestStatus.RUNNING]
+        ).first()
+        if active is not None:
+            return active
+        run = IngestRun.objects.create(
+            source=source,
+            source_kind=source.kind,
+            location=source.location,
+            ref=source.ref,
+            requested_by=requested_by,
+            enqueued_at=timezone.now(),
+        )
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    from governance.skills.tasks import ingest_run_execute
+
+    ingest_run_execute.delay(run_id)
+
+
+def ingest_runs_requeue(*, older_than_s: int = 120) -> list[int]:
+    """Re-send pending runs whose message was lost (the database is the source of truth)."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_s)
+    ids = list(
+        IngestRun.objects.filter(status=IngestStatus.PENDING, source__isnull=False)
+        .filter(Q(enqueued_at__lt=cutoff) | Q(enqueued_at__isnull=True))
+        .values_list("pk", flat=True)[:100]
+    )
+    if ids:
+        IngestRun.objects.filter(pk__in=ids).update(enqueued_at=timezone.now())
+        for run_id in ids:
+            transaction.on_commit(lambda run_id=run_id: _enqueue(run_id))  # type: ignore[misc]
+    return ids
+
+
+def ingest_run_execute(*, run_id: int) -> IngestRun | None:
+    """Claim a pending run and carry it out. Idempotent: a run already claimed is left alone."""
+    now = timezone.now()
+    claimed = IngestRun.objects.filter(pk=run_id, status=IngestStatus.PENDING).update(
+        status=IngestStatus.RUNNING, started_at=now, attempts=F("attempts") + 1, phase="starting"
+    )
+    if not claimed:
+        return None
+    run = IngestRun.objects.select_related("source", "requested_by").get(pk=run_id)
+    return source_ingest(run=run)
+
+
+class _Progress:
+    """Writes progress outside the store transaction, at most twice a second."""
+
+    def __init__(self, run: IngestRun) -> None:
+        self.run = run
+        self.last = 0.0
+
+    def phase(self, phase: str) -> None:
+        IngestRun.objects.filter(pk=self.run.pk).update(phase=phase)
+        self.run.phase = phase
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.last < PROGRESS_EVERY_S:
+            return
+        self.last = now
+        IngestRun.objects.filter(pk=self.run.pk).update(progress_done=done, progress_total=total)
+        self.run.progress_done, self.run.progress_total = done, total
+
+
+def _finish(run: IngestRun, status: str, *, started: float, error: str = "") -> IngestRun:
+    run.status = status
+    run.error = error[:5000]
+    run.finished_at = timezone.now()
+    run.duration_ms = int((time.monotonic() - started) * 1000)
+    run.phase = "done"
+    if status == IngestStatus.SUCCEEDED:
+        run.progress_done = run.progress_total
+    run.save(
+        update_fields=[
+            "status",
+            "error",
+            "finished_at",
+            "duration_ms",
+            "phase",
+            "counts",
+            "findings",
+            "commit",
+            "progress_done",
+            "progress_total",
+            "source",
+        ]
+    )
+    return run
+
+
+def _admit(run: IngestRun, *, kind: str, location: str, started: float) -> bool:
+    admission = source_admission(kind=kind, location=location, actor=run.requested_by)
+    if admission.allowed:
+        return True
+    run.counts = {}
+    _finish(run, IngestStatus.REFUSED, started=started, error=f"refused by policy: {admission.reason}")
+    return False
+
+
+def source_ingest(*, run: IngestRun) -> IngestRun:
+    """Carry out one run: admission, fetch (git) or read (directory), scan, store in one transaction.
+
+    The run's report (counts, findings, duration, error) is kept whatever happens.
+    """
+    started = time.monotonic()
+    source = run.source
+    if source is None:
+        return _finish(run, IngestStatus.FAILED, started=started, error="the source was deleted")
+    if run.started_at is None:
+        run.started_at = timezone.now()
+        run.status = IngestStatus.RUNNING
+        run.save(update_fields=["started_at", "status"])
+    progress = _Progress(run)
+    location = parse_location(source.location)
+    if not _admit(run, kind=source.kind, location=source.location, started=started):
+        return run
+    checkout: GitCheckout | None = None
+    try:
+        if location.is_remote or source.location.startswith("file://"):
+            progress.phase("fetching")
+            checkout = git_fetch(source.location, source.ref, options=_git_options())
+            run.commit = checkout.commit
+            if _unchanged_commit(source, checkout.commit):
+                run.counts = {"unchanged_commit": True, "skills_found": source.skills.count()}
+                return _finish(run, IngestStatus.SUCCEEDED, started=started)
+            root = checkout.path
+        else:
+            root = Path(location.path)
+        progress.phase("scanning")
+        result = scan_source(
+            root, kind=SourceKind(source.kind), identity=source.identity, label=".", progress=progress
+        )
+        if result.unreadable:
+            run.findings = [e.as_dict() for e in result.errors]
+            return _finish(run, IngestStatus.FAILED, started=started, error=result.errors[0].message)
+        progress.phase("storing")
+        _store_result(run=run, source=source, result=result, commit=run.commit)
+    except GitSourceError as exc:
+        return _finish(run, IngestStatus.FAILED, started=started, error=exc.message)
+    except Exception as exc:  # the report must survive any failure; the transaction rolled back
+        logger.exception("ingest run %s failed", run.pk)
+        return _finish(run, IngestStatus.FAILED, started=started, error=f"{type(exc).__name__}: {exc}")
+    finally:
+        if checkout is not None:
+            shutil.rmtree(checkout.path, ignore_errors=True)
+    return _finish(run, IngestStatus.SUCCEEDED, started=started)
+
+
+def _git_options() -> GitOptions:
+    return GitOptions(
+        allow_local=bool(getattr(settings, "SKILL_GIT_ALLOW_LOCAL", False)),
+        timeout_s=float(getattr(settings, "SKILL_GIT_TIMEOUT_S", 120)),
+    )
+
+
+def _unchanged_commit(source: Source, commit: str) -> bool:
+    return bool(commit) and source.last_commit == commit and source.skills.exists()
+
+
+def _run_findings(result: ScanResult) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"skill": None, **e.as_dict()} for e in result.errors]
+    for skill in result.skills:
+        for f in skill.findings:
+            if f.severity is Severity.ERROR:
+                out.append(
+                    {
+                        "skill": skill.qualified_name,
+                        "path": skill.path,
+                        "code": f.code,
+                        "severity": f.severity.value,
+                        "message": f.message,
+                    }
+                )
+    return out[:RUN_FINDINGS_CAP]
+
+
+def _store_result(*, run: IngestRun, source: Source, result: ScanResult, commit: str) -> None:
+    with transaction.atomic():
+        counts = skills_store(
+            source=source, parsed=result.skills, run=run, commit=commit, created_by=run.requested_by
+        )
+        counts["scan_errors"] = len(result.errors)
+        if result.remote_plugins:
+            counts["remote_plugins"] = len(result.remote_plugins)
+        run.counts = counts
+        findings = _run_findings(result)
+        findings += [
+            {
+                "skill": None,
+                "path": p.name,
+                "code": "plugin-remote-recorded",
+                "severity": "info",
+                "message": f"remote plugin {p.name} ({p.source_kind}: {p.identity}) recorded, not fetched",
+            }
+            for p in result.remote_plugins
+        ]
+        run.findings = findings[:RUN_FINDINGS_CAP]
+        Source.objects.filter(pk=source.pk).update(last_commit=commit, last_ingested_at=timezone.now())
+
+
+def skills_store(
+    *,
+    source: Source,
+    parsed: Sequence[ParsedSkill],
+    run: IngestRun | None,
+    commit: str,
+    created_by: User | None,
+    remove_missing: bool = True,
+) -> dict[str, Any]:
+    """Store a source's skills in bulk: new skills, a new version for each changed package only.
+
+    Skills of the source that were not seen are marked removed (their versions stay).
+    Call inside a transaction: the caller decides what "all or nothing" spans.
+    """
+    now = timezone.now()
+    existing = {
+        (s.location, s.name): s for s in Skill.objects.filter(source=source).select_related("current_version")
+    }
+    seen: dict[tuple[str, str], ParsedSkill] = {}
+    duplicates = 0
+    for p in parsed:
+        key = (p.path[:1000], p.name[:200])
+        if key in seen:
+            duplicates += 1
+            continue
+        seen[key] = p
+    new_skills = [
+        Skill(
+            source=source,
+            location=loc,
+            name=name,
+            plugin=(p.plugin or "")[:200],
+            created_at=now,
+            updated_at=now,
+        )
+        for (loc, name), p in seen.items()
+        if (loc, name) not in existing
+    ]
+    Skill.objects.bulk_create(new_skills, batch_size=BATCH)
+    if new_skills:
+        existing = {
+            (s.location, s.name): s
+            for s in Skill.objects.filter(source=source).select_related("current_version")
+        }
+    changed: list[tuple[Skill, ParsedSkill, str]] = []
+    unchanged_removed: list[Skill] = []
+    for key, p in seen.items():
+        skill = existing[key]
+        digest = package_sha256(p.files)
+        current = skill.current_version
+        if current is not None and current.package_sha256 == digest:
+            if skill.removed_at is not None:
+                unchanged_removed.append(skill)
+            continue
+        changed.append((skill, p, digest))
+    for p in (p for _, p, _ in changed):
+        _check_unique_paths(p)
+    blobs_new = blobs_store(files=[f for _, p, _ in changed for f in p.files])
+    last_numbers = dict(
+        SkillVersion.objects.filter(skill__in=[s for s, _, _ in changed])
+        .values("skill_id")
+        .annotate(n=Max("number"))
+        .values_list("skill_id", "n")
+    )
+    versions = [
+        _version_row(
+            skill=skill,
+            number=last_numbers.get(skill.pk, 0) + 1,
+            parsed=p,
+            origin=VersionOrigin.INGEST,
+            created_by=created_by,
+            commit=commit,
+            ingest_run=run,
+        )
+        for skill, p, _ in changed
+    ]
+    SkillVersion.objects.bulk_create(versions, batch_size=BATCH)
+    if versions and versions[0].pk is None:  # backends that cannot return ids from bulk inserts
+        ids = dict(
+            SkillVersion.objects.filter(ingest_run=run, skill__in=[v.skill for v in versions]).values_list(
+                "skill_id", "pk"
+            )
+        )
+        for v in versions:
+            v.pk = ids[v.skill_id]
+    files = [row for v, (_, p, _) in zip(versions, changed, strict=True) for row in _file_rows(v, p.files)]
+    VersionFile.objects.bulk_create(files, batch_size=BATCH)
+    touched: list[Skill] = []
+    for version, (skill, p, _) in zip(versions, changed, strict=True):
+        skill.current_version = version
+        skill.updated_at = now
+        skill.removed_at = None
+        skill.plugin = (p.plugin or "")[:200]
+        touched.append(skill)
+    for skill in unchanged_removed:
+        skill.removed_at = None
+        touched.append(skill)
+    Skill.objects.bulk_update(
+        touched, ["current_version", "updated_at", "removed_at", "plugin"], batch_size=BATCH
+    )
+    removed = 0
+    if remove_missing:
+        gone = [s.pk for key, s in existing.items() if key not in seen and s.removed_at is None]
+        removed = Skill.objects.filter(pk__in=gone).update(removed_at=now)
+    return {
+        "skills_found": len(seen),
+        "new_skills": len(new_skills),
+        "new_versions": len(versions),
+        "unchanged": len(seen) - len(changed),
+        "removed": removed,
+        "invalid": sum(1 for p in seen.values() if not p.valid),
+        "blobs_new": blobs_new,
+        "duplicates": duplicates,
+    }
+
+
+def _check_unique_paths(parsed: ParsedSkill) -> None:
+    """Ingest stores unreadable skills too (no SKILL.md: an invalid version whose findings say why)."""
+    if len({f.path for f in parsed.files}) != len(parsed.files):
+        raise PackageError(f"package of {parsed.qualified_name!r} lists a file twice")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 
 import pytest
 
@@ -55,3 +56,14 @@ def project_source(db: None) -> Source:
 @pytest.fixture
 def deploy_skill(project_source: Source) -> Skill:
     return Skill.objects.create(source=project_source, location=".claude/skills/deploy", name="deploy")
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    """Run Celery tasks in-process even when a broker is configured (tests of the services)."""
+    from portal.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
