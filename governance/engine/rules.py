@@ -87,8 +87,10 @@ HOOK_EVENTS = frozenset(
 )
 HOOK_TYPES = frozenset({"command", "prompt", "agent", "http"})
 RESERVED_WORDS = ("anthropic", "claude")
-# Name words that suggest a workflow a person starts on purpose (a disable-model-invocation hint).
-MANUAL_WORDS = frozenset(
+# Verbs that, leading a skill's name, suggest a workflow a person starts on purpose
+# (a disable-model-invocation hint), and nouns that do so anywhere unless the skill only looks
+# at them (``pre-ship-review``, ``release-notes``).
+MANUAL_VERBS = frozenset(
     {
         "deploy",
         "release",
@@ -104,12 +106,13 @@ MANUAL_WORDS = frozenset(
         "push",
         "merge",
         "send",
-        "email",
         "pay",
         "refund",
-        "prod",
-        "production",
     }
+)
+MANUAL_NOUNS = frozenset({"deploy", "deployment", "release", "publish", "rollback"})
+LOOK_ONLY_WORDS = frozenset(
+    {"review", "check", "checker", "notes", "audit", "triage", "analysis", "status", "lint"}
 )
 UNSCOPED_SHELLS = frozenset({"Bash", "Bash(*)", "Bash(:*)", "Bash(* *)", "PowerShell", "PowerShell(*)"})
 
@@ -489,8 +492,8 @@ def _check_description(c: _Checker) -> None:
         c.at(
             "description-angle-brackets",
             Severity.WARNING,
-            "Description contains '<' or '>': Anthropic's API refuses XML tags in descriptions and the "
-            "text is pasted into an XML-like listing. Rephrase without angle brackets.",
+            "Description contains '<' or '>': Anthropic's skill validator refuses angle brackets in "
+            "descriptions (they read as XML tags in the listing). Rephrase without them.",
             "description",
         )
     when = c.data.get("when_to_use", c.data.get("whenToUse"))
@@ -692,12 +695,14 @@ def _check_extensions(c: _Checker, name: str | None) -> None:
         c.choice("shell", SHELL_VALUES)
     if "argument-hint" in data:
         value = data["argument-hint"]
-        if isinstance(value, list):
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            text = "[" + ", ".join(value) + "]"
+            data["argument-hint"] = text
             c.at(
-                "field-type",
-                Severity.WARNING,
-                "'argument-hint' is read by YAML as a list (brackets): quote it, e.g. "
-                'argument-hint: "[issue-number]", to show the brackets.',
+                "argument-hint-list",
+                Severity.INFO,
+                f"'argument-hint: {text}' is read by YAML as a list; Claude Code shows it as intended, "
+                f'other readers see a list. Quote it (argument-hint: "{text}"). Stored as the text {text}.',
                 "argument-hint",
             )
         else:
@@ -731,16 +736,25 @@ def _check_extensions(c: _Checker, name: str | None) -> None:
             "user-invocable",
         )
     if name and "disable-model-invocation" not in data:
-        words = set(re.split(r"[-_\s]+", name.lower())) & MANUAL_WORDS
-        if words:
+        word = _manual_word(name)
+        if word:
             c.at(
                 "hint-disable-model-invocation",
                 Severity.INFO,
-                f"'{name}' reads like a workflow a person starts on purpose ({', '.join(sorted(words))}). "
-                "If so, set disable-model-invocation: true: the model cannot start it by itself and it "
-                "costs nothing in the listing. A hint, not a rule.",
+                f"'{name}' reads like a workflow a person starts on purpose ('{word}'). If so, set "
+                "disable-model-invocation: true: the model cannot start it by itself and it costs nothing "
+                "in the listing. A hint, not a rule.",
                 "name",
             )
+
+
+def _manual_word(name: str) -> str | None:
+    words = [w for w in re.split(r"[-_\s:]+", name.lower()) if w]
+    if not words or LOOK_ONLY_WORDS.intersection(words):
+        return None
+    if words[0] in MANUAL_VERBS:
+        return words[0]
+    return next((w for w in words if w in MANUAL_NOUNS), None)
 
 
 def _check_paths(c: _Checker, value: Any) -> None:

@@ -283,9 +283,14 @@ def test_enumerations() -> None:
     assert only(parse(GOOD + "\nshell: zsh"), "field-value-invalid").severity is Severity.WARNING
 
 
-def test_argument_hint_as_list() -> None:
-    finding = only(parse(GOOD + "\nargument-hint: [issue-number]"), "field-type")
-    assert "quote it" in finding.message and finding.severity is Severity.WARNING
+def test_argument_hint_as_list_is_stored_as_text() -> None:
+    skill = parse(GOOD + "\nargument-hint: [issue-number]")
+    finding = only(skill, "argument-hint-list")
+    assert (
+        finding.severity is Severity.INFO and 'Quote it (argument-hint: "[issue-number]")' in finding.message
+    )
+    assert skill.frontmatter["argument-hint"] == "[issue-number]"
+    assert only(parse(GOOD + "\nargument-hint: {a: b}"), "field-type").severity is Severity.WARNING
 
 
 def test_paths() -> None:
@@ -319,12 +324,31 @@ def test_disable_model_invocation_hint_is_info_only() -> None:
     )
     finding = only(skill, "hint-disable-model-invocation")
     assert finding.severity is Severity.INFO and "A hint, not a rule." in finding.message
+    assert "('deploy')" in finding.message
     assert skill.valid
     quiet = parse(
         "name: deploy-prod\ndescription: Deploys the service to production.\ndisable-model-invocation: true",
         folder="deploy-prod",
     )
     assert "hint-disable-model-invocation" not in codes(quiet)
+
+
+@pytest.mark.parametrize(
+    ("name", "hinted"),
+    [
+        ("send-message", True),
+        ("run-full-release", True),
+        ("pre-ship-review", False),
+        ("release-notes", False),
+        ("email-triage", False),
+        ("pdf", False),
+    ],
+)
+def test_disable_model_invocation_hint_words(name: str, hinted: bool) -> None:
+    skill = parse(
+        f"name: {name}\ndescription: Does the thing the name says, carefully and well.", folder=name
+    )
+    assert ("hint-disable-model-invocation" in codes(skill)) is hinted
 
 
 def test_no_rule_guesses_fork_constraints() -> None:
