@@ -35,6 +35,13 @@ def _catalog_skill(org: Any) -> int:
     return store_skill(source, "matrix-skill").pk
 
 
+def policy_version_kwargs(org: Any) -> dict[str, Any]:
+    from governance.policy.models import PolicyVersion
+
+    PolicyVersion.objects.create(number=1, status="published", document={}, document_sha256="0" * 64)
+    return {"number": 1}
+
+
 PAGES: dict[str, tuple[str, Builder]] = {
     "home": ("developer", no_kwargs),
     "tokens": ("developer", no_kwargs),
@@ -43,12 +50,17 @@ PAGES: dict[str, tuple[str, Builder]] = {
     "catalog-listing": ("developer", no_kwargs),
     "catalog-conditional": ("developer", no_kwargs),
     "catalog-fleet": ("developer", no_kwargs),
+    "policy": ("developer", no_kwargs),
+    "policy-edit": ("admin", no_kwargs),
+    "policy-impact": ("admin", no_kwargs),
+    "policy-history": ("developer", no_kwargs),
+    "policy-version": ("developer", policy_version_kwargs),
 }
 
 # Reachable without a session on purpose (they authenticate otherwise or are public by nature).
 PUBLIC = {"login", "logout", "healthz"}
 # POST-only actions, covered by their own tests (CSRF and role), listed so none is forgotten.
-ACTIONS = {"token-revoke"}
+ACTIONS = {"token-revoke", "policy-publish"}
 
 
 def _named_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[str]:
