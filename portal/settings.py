@@ -192,6 +192,17 @@ PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "").rstrip("/")
 PSEUDONYM_KEY = os.environ.get("PSEUDONYM_KEY", SECRET_KEY)
 SELF_EVOLUTION_ENABLED = env_bool("SELF_EVOLUTION_ENABLED", True)
 TELEMETRY_RETENTION_DAYS = env_int("TELEMETRY_RETENTION_DAYS", 90, minimum=1)
+TELEMETRY_MAX_BATCH_EVENTS = 1000
+TELEMETRY_MAX_BATCH_BYTES = env_int("TELEMETRY_MAX_BATCH_BYTES", 4 * 1024 * 1024, minimum=1024)
+TELEMETRY_MAX_CONCURRENT_INGEST = env_int("TELEMETRY_MAX_CONCURRENT_INGEST", 8, minimum=0)
+TELEMETRY_ROLLUP_DELAY_SECONDS = env_int("TELEMETRY_ROLLUP_DELAY_SECONDS", 30, minimum=0)
+CELERY_BEAT_SCHEDULE.update(
+    {
+        "telemetry-rollup-sweep": {"task": "telemetry.rollups_sweep", "schedule": 60.0},
+        "telemetry-retention": {"task": "telemetry.retention", "schedule": 6 * 3600.0},
+        "telemetry-partitions": {"task": "telemetry.partitions_prepare", "schedule": 3600.0},
+    }
+)
 
 LOGGING = {
     "version": 1,

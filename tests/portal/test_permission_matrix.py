@@ -42,6 +42,13 @@ def policy_version_kwargs(org: Any) -> dict[str, Any]:
     return {"number": 1}
 
 
+def telemetry_skill(org: Any) -> dict[str, Any]:
+    from governance.telemetry.models import SkillDaily
+
+    SkillDaily.objects.create(day="2026-11-01", skill_key="deploy", agent="claude-code", inv_model=1)
+    return {"skill_key": "deploy"}
+
+
 PAGES: dict[str, tuple[str, Builder]] = {
     "home": ("developer", no_kwargs),
     "tokens": ("developer", no_kwargs),
@@ -55,10 +62,14 @@ PAGES: dict[str, tuple[str, Builder]] = {
     "policy-impact": ("admin", no_kwargs),
     "policy-history": ("developer", no_kwargs),
     "policy-version": ("developer", policy_version_kwargs),
+    "health": ("developer", no_kwargs),
+    "health-agents": ("developer", no_kwargs),
+    "health-skill": ("developer", telemetry_skill),
+    "telemetry": ("developer", no_kwargs),
 }
 
 # Reachable without a session on purpose (they authenticate otherwise or are public by nature).
-PUBLIC = {"login", "logout", "healthz"}
+PUBLIC = {"login", "logout", "healthz", "otlp-logs", "otlp-metrics"}  # OTLP: bearer token
 # POST-only actions, covered by their own tests (CSRF and role), listed so none is forgotten.
 ACTIONS = {"token-revoke", "policy-publish"}
 
