@@ -95,7 +95,7 @@ def _shown(name: str) -> str:
     return name.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")[:200]
 
 
-def _check_name(raw: str, limits: ArchiveLimits) -> str:
+def check_name(raw: str, limits: ArchiveLimits) -> str:
     """Validate one entry name and return it normalised (no leading ``./``, no trailing ``/``)."""
     shown = _shown(raw)
     if any(0xD800 <= ord(c) <= 0xDFFF for c in raw):
@@ -189,7 +189,7 @@ def _inspect_zip(data: bytes, limits: ArchiveLimits) -> tuple[ArchivePlan, list[
     members: list[tuple[zipfile.ZipInfo, str]] = []
     compressed_total = 0
     for info in infos:
-        path = _check_name(_zip_name(info), limits)
+        path = check_name(_zip_name(info), limits)
         mode = info.external_attr >> 16
         kind = stat.S_IFMT(mode)
         if kind == stat.S_IFLNK:
@@ -273,7 +273,7 @@ def _tar_members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
 
 
 def _check_tar_member(member: tarfile.TarInfo, limits: ArchiveLimits) -> tuple[str, bool]:
-    path = _check_name(member.name, limits)
+    path = check_name(member.name, limits)
     if member.issym() or member.islnk():
         raise ArchiveRefused("archive-link", f"entry {path} is a link; links are not accepted", path)
     if member.ischr() or member.isblk() or member.isfifo():

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import shutil
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,12 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from governance.audit.services import audit_record
+from governance.engine.archives import ArchiveLimits, ArchiveRefused, extract_archive
+from governance.engine.archives import check_name as _check_archive_name
 from governance.engine.gitsource import GitCheckout, GitOptions, GitSourceError, check_ref, git_fetch
 from governance.engine.identity import IdentityError, parse_location
 from governance.engine.scan import ScanResult, scan_source
+from governance.engine.skillfile import parse_skill_md
 from governance.engine.types import PackageFile, ParsedSkill, Severity, SourceKind
 from governance.policy.admission import source_admission
 from governance.skills.models import (
@@ -581,3 +586,227 @@ def _check_unique_paths(parsed: ParsedSkill) -> None:
     """Ingest stores unreadable skills too (no SKILL.md: an invalid version whose findings say why)."""
     if len({f.path for f in parsed.files}) != len(parsed.files):
         raise PackageError(f"package of {parsed.qualified_name!r} lists a file twice")
+
+
+# --------------------------------------------------------------------------------------------
+# Uploaded archives and MCP pushes: checked whole before anything is stored
+# --------------------------------------------------------------------------------------------
+
+_UPLOAD_NAME = re.compile(r"[^a-z0-9._-]+")
+MCP_MAX_SKILLS = 500
+MCP_MAX_FILES = 200
+
+
+def upload_name(filename: str, name: str = "") -> str:
+    """A stable source name for an upload: the given name, else the file name without extension."""
+    base = name.strip() or filename.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    for suffix in (".tar.gz", ".tgz", ".zip"):
+        if base.lower().endswith(suffix):
+            base = base[: -len(suffix)]
+    cleaned = _UPLOAD_NAME.sub("-", base.lower()).strip("-.")[:100]
+    if not cleaned:
+        raise IngestRefused("upload-name", "give the upload a name of letters, digits, '.', '_' or '-'")
+    return cleaned
+
+
+def _run_start(*, source: Source, location: str, requested_by: User | None) -> IngestRun:
+    return IngestRun.objects.create(
+        source=source,
+        source_kind=source.kind,
+        location=location,
+        requested_by=requested_by,
+        status=IngestStatus.RUNNING,
+        started_at=timezone.now(),
+        attempts=1,
+        phase="storing",
+    )
+
+
+def _refused_run(*, kind: str, location: str, requested_by: User | None, reason: str) -> IngestRun:
+    now = timezone.now()
+    return IngestRun.objects.create(
+        source_kind=kind,
+        location=location,
+        requested_by=requested_by,
+        status=IngestStatus.REFUSED,
+        error=f"refused by policy: {reason}",
+        started_at=now,
+        finished_at=now,
+        duration_ms=0,
+        phase="done",
+    )
+
+
+def _store_inline(
+    *,
+    source: Source,
+    location: str,
+    parsed: Sequence[ParsedSkill],
+    requested_by: User | None,
+    findings: list[dict[str, Any]],
+    remove_missing: bool,
+) -> IngestRun:
+    started = time.monotonic()
+    run = _run_start(source=source, location=location, requested_by=requested_by)
+    run.progress_total = len(parsed)
+    try:
+        with transaction.atomic():
+            run.counts = skills_store(
+                source=source,
+                parsed=parsed,
+                run=run,
+                commit="",
+                created_by=requested_by,
+                remove_missing=remove_missing,
+            )
+            run.findings = findings[:RUN_FINDINGS_CAP]
+            Source.objects.filter(pk=source.pk).update(last_ingested_at=timezone.now())
+    except Exception as exc:  # keep the report; the transaction rolled back
+        logger.exception("inline ingest %s failed", run.pk)
+        run.counts = {}
+        return _finish(run, IngestStatus.FAILED, started=started, error=f"{type(exc).__name__}: {exc}")
+    return _finish(run, IngestStatus.SUCCEEDED, started=started)
+
+
+def archive_ingest(
+    *,
+    data: bytes,
+    filename: str,
+    kind: str,
+    requested_by: User | None,
+    name: str = "",
+    project: Project | None = None,
+) -> IngestRun:
+    """Ingest an uploaded zip or tar.gz.
+
+    Order: admission (policy) → every entry checked in memory → unpack into a fresh temporary
+    folder → scan → store in one transaction. A hostile or empty archive raises
+    ``IngestRefused`` and leaves nothing behind, on disk or in the database.
+    """
+    if kind not in INGESTIBLE_KINDS:
+        raise IngestRefused(
+            "source-kind", f"kind must be one of {', '.join(sorted(INGESTIBLE_KINDS))}, got {kind!r}"
+        )
+    limit = int(getattr(settings, "SKILL_UPLOAD_MAX_BYTES", 20 * 1024 * 1024))
+    if len(data) > limit:
+        raise IngestRefused("archive-too-large", f"archive is {len(data)} bytes (limit {limit})")
+    label = upload_name(filename, name)
+    location = f"upload:{label}"
+    admission = source_admission(kind=kind, location=location, actor=requested_by)
+    if not admission.allowed:
+        return _refused_run(kind=kind, location=location, requested_by=requested_by, reason=admission.reason)
+    limits = ArchiveLimits(max_archive_bytes=limit)
+    try:
+        dest, _plan = extract_archive(data, filename=filename, limits=limits)
+    except ArchiveRefused as exc:
+        raise IngestRefused(exc.code, exc.message) from None
+    try:
+        result = scan_source(dest, kind=SourceKind(kind), identity=location, label=filename, walk_up=False)
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+    if not result.skills:
+        detail = f": {result.errors[0].message}" if result.errors else ""
+        raise IngestRefused("archive-no-skills", f"{filename} holds no skill folder (no SKILL.md){detail}")
+    source, _ = Source.objects.get_or_create(
+        kind=kind if result.kind is not SourceKind.PLUGIN else SourceKind.PLUGIN.value,
+        identity=location,
+        defaults={"location": location, "display_name": label, "project": project},
+    )
+    return _store_inline(
+        source=source,
+        location=location,
+        parsed=result.skills,
+        requested_by=requested_by,
+        findings=_run_findings(result),
+        remove_missing=True,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class McpSkill:
+    """One skill as an MCP server serves it: its SKILL.md text and optional extra files."""
+
+    name: str
+    skill_md: str
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def _mcp_file_path(raw: str, skill: str) -> str:
+    try:
+        return _check_archive_name(raw, ArchiveLimits())
+    except ArchiveRefused as exc:
+        raise IngestRefused("mcp-file-path", f"skill {skill}: {exc.message}") from None
+
+
+def _mcp_parsed(item: McpSkill, identity: str) -> ParsedSkill:
+    folder = item.name.strip()
+    if not folder or "/" in folder or "\\" in folder or folder in {".", ".."} or len(folder) > 200:
+        raise IngestRefused("mcp-skill-name", f"invalid skill name {item.name[:80]!r}")
+    files: dict[str, bytes] = {SKILL_MD: item.skill_md.encode("utf-8", "surrogatepass")}
+    if len(item.files) > MCP_MAX_FILES:
+        raise IngestRefused("mcp-too-many-files", f"skill {folder}: more than {MCP_MAX_FILES} files")
+    for raw, text in item.files.items():
+        path = _mcp_file_path(raw, folder)
+        if path in files or path.casefold() == SKILL_MD.casefold():
+            raise IngestRefused("mcp-file-path", f"skill {folder}: file {path} given twice")
+        files[path] = text.encode("utf-8", "surrogatepass")
+    parsed = parse_skill_md(files[SKILL_MD], folder=folder, path=folder, source=SourceKind.MCP)
+    parsed.files = [
+        PackageFile(path=p, sha256=hashlib.sha256(c).hexdigest(), size=len(c), content=c)
+        for p, c in sorted(files.items())
+    ]
+    parsed.source_identity = identity
+    return parsed
+
+
+def mcp_skills_push(
+    *, server: str, skills: Sequence[McpSkill], requested_by: User | None, replace: bool = True
+) -> IngestRun:
+    """Store the skills an MCP server serves (source ``mcp``: content can change with no diff).
+
+    ``replace`` marks the server's skills missing from this push as removed. The whole push is
+    checked before anything is stored; bad input raises ``IngestRefused``.
+    """
+    try:
+        location = parse_location(f"mcp:{server}")
+    except IdentityError as exc:
+        raise IngestRefused("mcp-server", str(exc)) from None
+    if not skills:
+        raise IngestRefused("mcp-empty", "the push holds no skills")
+    if len(skills) > MCP_MAX_SKILLS:
+        raise IngestRefused("mcp-too-many-skills", f"a push holds at most {MCP_MAX_SKILLS} skills")
+    total = sum(len(s.skill_md) + sum(len(t) for t in s.files.values()) for s in skills)
+    limit = int(getattr(settings, "SKILL_UPLOAD_MAX_BYTES", 20 * 1024 * 1024))
+    if total > limit:
+        raise IngestRefused("mcp-too-large", f"the push holds {total} bytes (limit {limit})")
+    names = [s.name.strip() for s in skills]
+    if len(set(names)) != len(names):
+        raise IngestRefused("mcp-duplicate", "a skill name appears twice in the push")
+    parsed = [_mcp_parsed(item, location.identity) for item in skills]
+    admission = source_admission(kind=SourceKind.MCP.value, location=location.identity, actor=requested_by)
+    if not admission.allowed:
+        return _refused_run(
+            kind=SourceKind.MCP.value,
+            location=location.identity,
+            requested_by=requested_by,
+            reason=admission.reason,
+        )
+    source, _ = Source.objects.get_or_create(
+        kind=SourceKind.MCP.value,
+        identity=location.identity,
+        defaults={"location": location.identity, "display_name": server.strip()[:300]},
+    )
+    findings = [
+        {"skill": p.name, "path": p.path, "code": f.code, "severity": f.severity.value, "message": f.message}
+        for p in parsed
+        for f in p.findings
+        if f.severity is Severity.ERROR
+    ]
+    return _store_inline(
+        source=source,
+        location=location.identity,
+        parsed=parsed,
+        requested_by=requested_by,
+        findings=findings,
+        remove_missing=replace,
+    )
