@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -67,3 +68,9 @@ def eager_tasks() -> Iterator[None]:
     app.conf.task_always_eager = True
     yield
     app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """The actors' passwords are hashed once per test: a fast hasher keeps the suite quick."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
