@@ -810,3 +810,18 @@ def mcp_skills_push(
         findings=findings,
         remove_missing=replace,
     )
+
+
+def source_ingest_now(*, source: Source, requested_by: User | None) -> IngestRun:
+    """Ingest in the calling process (the CLI): a run row, then the same path as the task."""
+    run = IngestRun.objects.create(
+        source=source,
+        source_kind=source.kind,
+        location=source.location,
+        ref=source.ref,
+        requested_by=requested_by,
+        status=IngestStatus.RUNNING,
+        started_at=timezone.now(),
+        attempts=1,
+    )
+    return source_ingest(run=run)
