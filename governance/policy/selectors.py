@@ -25,7 +25,7 @@ from governance.engine.policydoc import PolicyDocument, parse_document
 from governance.engine.sources import admit_source
 from governance.engine.types import SourceKind
 from governance.policy.models import PolicyStatus, PolicyVersion
-from governance.skills.models import Skill, Source, VersionFile
+from governance.skills.models import Skill, SkillVersion, Source, VersionFile
 
 
 def policy_published() -> PolicyVersion | None:
@@ -169,6 +169,34 @@ def skill_permissions(
 
 def skill_permission(skill: Skill) -> SkillPermission | None:
     return skill_permissions([skill.pk]).get(skill.pk)
+
+
+def skill_decision(*, skill: Skill, version: SkillVersion) -> dict[str, Any]:
+    """Decision and risk of one stored version (current or not) under the published policy.
+
+    The shape the catalog's skill page renders: ``decision``, ``reasons`` (dicts with code,
+    message, rule, keys), ``risk`` (see ``RiskSummary.as_dict``), ``hooks_blocked``, and the
+    published ``policy_version`` the decision comes from.
+    """
+    source = skill.source
+    frontmatter = version.frontmatter if isinstance(version.frontmatter, dict) else {}
+    subject = SkillSubject(
+        name=skill.name,
+        source=SourceKind(source.kind),
+        frontmatter=frontmatter,
+        source_identity=source_location(source.location, source.identity),
+        plugin=skill.plugin or "",
+        marketplace=source.marketplace or "",
+        team=source.project.team.slug if source.project else "",
+        project=source.project.slug if source.project else "",
+        files=tuple(VersionFile.objects.filter(version=version).values_list("path", flat=True)),
+    )
+    published = policy_published()
+    decision, risk = evaluate(subject, policy_document(published).permission_settings())
+    return {
+        **SkillPermission(decision, risk).as_dict(),
+        "policy_version": published.number if published else None,
+    }
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -20,6 +19,7 @@ from governance.engine.listing import (
     single_skill_survival,
 )
 from governance.engine.resolve import AGENTS, DEFAULT_AGENT, Status, activate, agent_profile
+from governance.policy.selectors import skill_decision, skill_permissions
 from governance.skills import catalog_selectors as sel
 from governance.skills.catalog_forms import (
     CatalogFilterForm,
@@ -97,6 +97,7 @@ def catalog(request: HttpRequest) -> HttpResponse:
         "form": form,
         "page": page,
         "entries": page.object_list,
+        "permissions": skill_permissions([e.row.skill_id for e in page.object_list]),
         "total": len(entries),
         "agent": agent_profile(agent),
         "project": data.get("project"),
@@ -193,17 +194,9 @@ def skill_detail(request: HttpRequest, skill_id: int) -> HttpResponse:
     return render(request, "catalog/skill.html", context)
 
 
-def _permission(skill: Skill, version: SkillVersion) -> dict[str, Any] | None:
-    """The policy concern's decision for this version, when that concern provides one."""
-    try:
-        policy_selectors = importlib.import_module("governance.policy.selectors")
-    except ImportError:
-        return None
-    decide = getattr(policy_selectors, "skill_decision", None)
-    if decide is None:
-        return None
-    result = decide(skill=skill, version=version)
-    return result if isinstance(result, dict) else None
+def _permission(skill: Skill, version: SkillVersion) -> dict[str, Any]:
+    """The policy concern's decision and risk for this version."""
+    return skill_decision(skill=skill, version=version)
 
 
 def _listing_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
