@@ -10,10 +10,11 @@ PORT ?= 8000
 
 setup: $(VENV)/.installed $(VENDOR)/.installed
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt requirements-conformance.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --ignore-requires-python -r requirements-conformance.txt
 	touch $@
 
 # Browser assets come from npm and are copied into static/vendor (never committed).

@@ -1,6 +1,6 @@
 """URLs of the catalog pages (included by governance/skills/urls.py)."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from governance.skills import catalog_views
 
@@ -10,4 +10,27 @@ urlpatterns = [
     path("catalog/listing/", catalog_views.listing_budget, name="catalog-listing"),
     path("catalog/conditional/", catalog_views.conditional, name="catalog-conditional"),
     path("catalog/fleet/", catalog_views.fleet, name="catalog-fleet"),
+]
+
+# The registry authenticates itself with bearer tokens (LoginRequiredMiddleware lets /registry/
+# through). No pattern ends with "/", so no slash-appending redirect can ever answer.
+from governance.skills import catalog_registry  # noqa: E402
+
+_KIND = r"(?P<kind>projects)"
+urlpatterns += [
+    re_path(
+        rf"^registry/{_KIND}/(?P<slug>[-\w]+)/index\.json$",
+        catalog_registry.root_index,
+        name="registry-index",
+    ),
+    re_path(
+        rf"^registry/{_KIND}/(?P<slug>[-\w]+)/(?P<skill_id>[^/]+)/index\.json$",
+        catalog_registry.skill_index,
+        name="registry-skill-index",
+    ),
+    re_path(
+        rf"^registry/{_KIND}/(?P<slug>[-\w]+)/(?P<skill_id>[^/]+)/(?P<path>.+)$",
+        catalog_registry.skill_file,
+        name="registry-file",
+    ),
 ]

@@ -15,6 +15,12 @@ from governance.skills.services import skill_version_create
 from portal.accounts.models import Project
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """Actors are created per test; a slow password hash would dominate these tests' time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def package_file(path: str, content: bytes) -> PackageFile:
     return PackageFile(
         path=path, sha256=hashlib.sha256(content).hexdigest(), size=len(content), content=content

@@ -69,7 +69,16 @@ PAGES: dict[str, tuple[str, Builder]] = {
 }
 
 # Reachable without a session on purpose (they authenticate otherwise or are public by nature).
-PUBLIC = {"login", "logout", "healthz", "otlp-logs", "otlp-metrics"}  # OTLP: bearer token
+PUBLIC = {
+    "login",
+    "logout",
+    "healthz",
+    "otlp-logs",  # OTLP: bearer token
+    "otlp-metrics",
+    "registry-index",  # registry: bearer token (skills:read)
+    "registry-skill-index",
+    "registry-file",
+}
 # POST-only actions, covered by their own tests (CSRF and role), listed so none is forgotten.
 ACTIONS = {"token-revoke", "policy-publish"}
 
