@@ -149,7 +149,7 @@ def apply_unified_diff(base: str, diff: str) -> str:
     return "".join(out)
 
 
-_BULLET = re.compile(r"^(?:[-*+>#]+|\d+[.)])\s*")
+_BULLET = re.compile(r"^(?:(?:[-*+>#]+|\d+[.)])\s*)+")
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCTUATION = ".,;:!?`*_\"'"
 

@@ -78,7 +78,8 @@ class Scope(models.TextChoices):
     SKILLS_READ = "skills:read", "Read skills and the registry"
     SKILLS_WRITE = "skills:write", "Ingest skills"
     TELEMETRY_WRITE = "telemetry:write", "Send telemetry"
-    REVIEWS_WRITE = "reviews:write", "Propose and decide skill changes"
+    REVIEWS_WRITE = "reviews:write", "Propose skill changes (agents)"
+    REVIEWS_DECIDE = "reviews:decide", "Approve or dismiss proposed skill changes (team leads' tools)"
     POLICY_READ = "policy:read", "Download managed policy"
 
 
