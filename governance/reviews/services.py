@@ -434,7 +434,7 @@ def proposal_approve(
 @transaction.atomic
 def _approve(*, proposal_id: int, reviewer: User, edited_text: str | None, note: str) -> Proposal:
     proposal = (
-        Proposal.objects.select_for_update()
+        Proposal.objects.select_for_update(of=("self",))
         .select_related("skill", "skill__source", "project", "team", "base_version")
         .filter(pk=proposal_id)
         .first()
@@ -587,7 +587,7 @@ def proposal_rollback(*, proposal_id: int, reviewer: User) -> Delivery:
 @transaction.atomic
 def _rollback(*, proposal_id: int, reviewer: User) -> Delivery:
     proposal = (
-        Proposal.objects.select_for_update()
+        Proposal.objects.select_for_update(of=("self",))
         .select_related("skill", "skill__source", "project", "team", "base_version", "result_version")
         .filter(pk=proposal_id)
         .first()
@@ -688,7 +688,7 @@ def _claim(delivery_id: int) -> Delivery | None:
     stuck_before = timezone.now() - timedelta(seconds=getattr(settings, "REVIEWS_DELIVERY_STUCK_SECONDS", 900))
     with transaction.atomic():
         delivery = (
-            Delivery.objects.select_for_update()
+            Delivery.objects.select_for_update(of=("self",))
             .select_related(
                 "proposal",
                 "proposal__skill",
