@@ -1,5 +1,10 @@
 """Pages of the audit concern."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from governance.audit import views
+
+urlpatterns = [
+    path("audit/", views.ledger, name="audit"),
+    path("audit/export.jsonl", views.export, name="audit-export"),
+]

@@ -166,12 +166,13 @@ def normalise(line: str) -> str:
 def _changed_lines(base: str, proposed: str) -> tuple[list[str], list[str]]:
     removed: list[str] = []
     added: list[str] = []
-    matcher = difflib.SequenceMatcher(a=base.splitlines(), b=proposed.splitlines(), autojunk=False)
+    old, new = base.splitlines(), proposed.splitlines()
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag in ("replace", "delete"):
-            removed.extend(matcher.a[a0:a1])
+            removed.extend(old[a0:a1])
         if tag in ("replace", "insert"):
-            added.extend(matcher.b[b0:b1])
+            added.extend(new[b0:b1])
     return removed, added
 
 
@@ -215,7 +216,9 @@ def unified_diff(before: str, after: str, *, before_label: str, after_label: str
         tofile=after_label,
         n=context,
     )
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +243,9 @@ def side_by_side(before: str, after: str, *, context: int = 3) -> list[DiffRow |
             rows.append(None)
         for tag, a0, a1, b0, b1 in group:
             if tag == "equal":
-                rows.extend(DiffRow("equal", a0 + k + 1, a[a0 + k], b0 + k + 1, b[b0 + k]) for k in range(a1 - a0))
+                rows.extend(
+                    DiffRow("equal", a0 + k + 1, a[a0 + k], b0 + k + 1, b[b0 + k]) for k in range(a1 - a0)
+                )
                 continue
             span = max(a1 - a0, b1 - b0)
             for k in range(span):

@@ -26,7 +26,9 @@ SHA256 = r"^[0-9a-fA-F]{64}$"
 
 class SkillRefIn(Schema):
     name: str = Field(..., max_length=200)
-    source: str = Field(..., max_length=32, description="bundled, builtin, managed, user, project, plugin, mcp")
+    source: str = Field(
+        ..., max_length=32, description="bundled, builtin, managed, user, project, plugin, mcp"
+    )
     catalog_id: int | None = Field(None, description="the portal's skill id, when the agent knows it")
     repository: str = Field("", max_length=500, description="repository URL, any spelling")
     path: str = Field("", max_length=1000, description="folder of the skill inside the repository")
@@ -52,7 +54,7 @@ class SuggestionIn(Schema):
     updates: list[UpdateIn] = Field(..., max_length=50)
     proposed_text: str | None = Field(None, description="the whole proposed SKILL.md")
     diff: str | None = Field(None, description="or: a unified diff against the base SKILL.md")
-    evidence: EvidenceIn = Field(default_factory=EvidenceIn)
+    evidence: EvidenceIn | None = None
     proposer: str = Field("", max_length=200, description="agent and person proposing")
 
 
@@ -163,7 +165,7 @@ def suggestion_create(request: HttpRequest, payload: SuggestionIn) -> Status[Sug
         updates=[services.Update(**u.dict()) for u in payload.updates],
         proposed_text=payload.proposed_text,
         diff=payload.diff,
-        evidence={k: v for k, v in payload.evidence.dict().items() if v},
+        evidence={k: v for k, v in (payload.evidence.dict() if payload.evidence else {}).items() if v},
         proposer=payload.proposer,
     )
     try:
@@ -187,7 +189,10 @@ def suggestion_approve(request: HttpRequest, proposal_id: int, payload: ApproveI
     _visible(request, proposal_id)
     try:
         services.proposal_approve(
-            proposal_id=proposal_id, reviewer=_user(request), edited_text=payload.edited_text, note=payload.note
+            proposal_id=proposal_id,
+            reviewer=_user(request),
+            edited_text=payload.edited_text,
+            note=payload.note,
         )
     except services.ReviewError as exc:
         raise HttpError(exc.status, exc.message) from None

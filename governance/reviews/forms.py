@@ -12,12 +12,13 @@ class QueueFilterForm(forms.Form):
     team = forms.CharField(required=False)
     skill = forms.CharField(required=False, max_length=200)
     state = forms.ChoiceField(
-        required=False, choices=[("pending", "Pending"), ("all", "All states")] + [
-            (s.value, s.label) for s in ProposalState if s != ProposalState.PENDING
-        ]
+        required=False,
+        choices=[("pending", "Pending"), ("all", "All states")]
+        + [(s.value, s.label) for s in ProposalState if s != ProposalState.PENDING],
     )
     flag = forms.ChoiceField(
-        required=False, choices=[("", "Any flags"), ("none", "No flag")] + [(f, f.capitalize()) for f in FLAGS]
+        required=False,
+        choices=[("", "Any flags"), ("none", "No flag")] + [(f, f.capitalize()) for f in FLAGS],
     )
     min_age_days = forms.IntegerField(required=False, min_value=0, max_value=3650, label="Older than (days)")
 

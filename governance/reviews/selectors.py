@@ -103,7 +103,11 @@ def recent_versions(*, skill: Skill, limit: int = 8) -> QuerySet[SkillVersion]:
 
 
 def deliveries_of(*, proposal: Proposal) -> QuerySet[Delivery]:
-    return Delivery.objects.filter(proposal=proposal).select_related("version", "requested_by").order_by("created_at")
+    return (
+        Delivery.objects.filter(proposal=proposal)
+        .select_related("version", "requested_by")
+        .order_by("created_at")
+    )
 
 
 def proposals_by_ids(*, ids: list[int]) -> QuerySet[Proposal]:

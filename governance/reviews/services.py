@@ -305,7 +305,9 @@ def _proposal_submit(*, actor: User, submission: Submission) -> Proposal:
             base_sha256=base_version.skill_md_sha256,
             proposed_text=proposed_text,
             proposed_sha256=hashlib.sha256(proposed).hexdigest(),
-            updates=[{"section": u.section, "change": u.change, "reason": u.reason} for u in submission.updates],
+            updates=[
+                {"section": u.section, "change": u.change, "reason": u.reason} for u in submission.updates
+            ],
             evidence=submission.evidence,
             proposer=actor,
             proposer_label=(submission.proposer or actor.get_username())[:200],
@@ -458,13 +460,17 @@ def _approve(*, proposal_id: int, reviewer: User, edited_text: str | None, note:
         state=ProposalState.APPROVED, decided_by=reviewer, decided_at=now
     )
     if not claimed:
-        raise Conflict(f"proposal #{proposal.pk} is {proposal.state}: only a pending proposal can be approved")
+        raise Conflict(
+            f"proposal #{proposal.pk} is {proposal.state}: only a pending proposal can be approved"
+        )
     # Compare-and-swap on the skill: the base must still be its current version.
     still_current = Skill.objects.filter(
         pk=proposal.skill_id, current_version_id=proposal.base_version_id
     ).update(updated_at=now)
     if not still_current:
-        Proposal.objects.filter(pk=proposal.pk).update(state=ProposalState.STALE, decided_by=None, decided_at=None)
+        Proposal.objects.filter(pk=proposal.pk).update(
+            state=ProposalState.STALE, decided_by=None, decided_at=None
+        )
         proposal.state = ProposalState.STALE
         audit_record(
             actor=reviewer,
@@ -545,7 +551,9 @@ def proposal_dismiss(*, proposal_id: int, reviewer: User, reason: str) -> Propos
         pk=proposal.pk, state__in=[ProposalState.PENDING, ProposalState.STALE]
     ).update(state=ProposalState.DISMISSED, decided_by=reviewer, decided_at=now, decision_note=reason.strip())
     if not done:
-        raise Conflict(f"proposal #{proposal.pk} is {proposal.state}: only pending or stale ones can be dismissed")
+        raise Conflict(
+            f"proposal #{proposal.pk} is {proposal.state}: only pending or stale ones can be dismissed"
+        )
     audit_record(
         actor=reviewer,
         action="proposal.dismissed",
@@ -597,11 +605,15 @@ def _rollback(*, proposal_id: int, reviewer: User) -> Delivery:
     _require_reviewer(user=reviewer, proposal=proposal)
     applied = proposal.result_version
     if proposal.state != ProposalState.APPLIED or applied is None:
-        raise Conflict(f"proposal #{proposal.pk} is {proposal.state}: only an applied change can be rolled back")
+        raise Conflict(
+            f"proposal #{proposal.pk} is {proposal.state}: only an applied change can be rolled back"
+        )
     if proposal.rolled_back_at is not None:
         raise Conflict(f"proposal #{proposal.pk} was already rolled back")
     now = timezone.now()
-    moved = not Skill.objects.filter(pk=proposal.skill_id, current_version_id=applied.pk).update(updated_at=now)
+    moved = not Skill.objects.filter(pk=proposal.skill_id, current_version_id=applied.pk).update(
+        updated_at=now
+    )
     if moved:
         raise Conflict(
             f"{proposal.skill.name} has newer versions than this change: roll those back first, "
@@ -669,7 +681,10 @@ def _commit_for(delivery: Delivery) -> Commit:
         )
     else:
         subject = f"Improve {skill} (proposal #{proposal.pk}, v{delivery.version.number})"
-        lines = [f"- {u.get('section', '')}: {u.get('change', '')} (reason: {u.get('reason', '')})" for u in proposal.updates]
+        lines = [
+            f"- {u.get('section', '')}: {u.get('change', '')} (reason: {u.get('reason', '')})"
+            for u in proposal.updates
+        ]
         body = "Changes proposed by " + proposal.proposer_label + ":\n" + "\n".join(lines)
         if proposal.edited:
             body += "\n\nEdited by the reviewer before approval."
@@ -685,7 +700,9 @@ def _commit_for(delivery: Delivery) -> Commit:
 
 def _claim(delivery_id: int) -> Delivery | None:
     """Move a pending (or long-stuck running) delivery to running; None if another worker has it."""
-    stuck_before = timezone.now() - timedelta(seconds=getattr(settings, "REVIEWS_DELIVERY_STUCK_SECONDS", 900))
+    stuck_before = timezone.now() - timedelta(
+        seconds=getattr(settings, "REVIEWS_DELIVERY_STUCK_SECONDS", 900)
+    )
     with transaction.atomic():
         delivery = (
             Delivery.objects.select_for_update(of=("self",))
@@ -794,7 +811,9 @@ def _finish(delivery: Delivery, *, error: str = "", commit_sha: str = "", patch:
 def delivery_retry(*, delivery_id: int, user: User) -> Delivery:
     """Put a failed delivery back in the queue (same version, same branch)."""
     with transaction.atomic():
-        delivery = Delivery.objects.select_related("proposal", "proposal__skill").filter(pk=delivery_id).first()
+        delivery = (
+            Delivery.objects.select_related("proposal", "proposal__skill").filter(pk=delivery_id).first()
+        )
         if delivery is None:
             raise NotFound(f"no delivery #{delivery_id}")
         _require_reviewer(user=user, proposal=delivery.proposal)
@@ -823,7 +842,9 @@ def deliveries_sweep(*, older_than_seconds: int = 60) -> list[int]:
     """Re-enqueue deliveries the database says are pending (lost messages) or stuck running."""
     now = timezone.now()
     stuck = now - timedelta(seconds=getattr(settings, "REVIEWS_DELIVERY_STUCK_SECONDS", 900))
-    pending = Delivery.objects.filter(state=DeliveryState.PENDING, created_at__lt=now - timedelta(seconds=older_than_seconds))
+    pending = Delivery.objects.filter(
+        state=DeliveryState.PENDING, created_at__lt=now - timedelta(seconds=older_than_seconds)
+    )
     running = Delivery.objects.filter(state=DeliveryState.RUNNING, started_at__lt=stuck)
     ids = sorted(set(pending.values_list("id", flat=True)) | set(running.values_list("id", flat=True)))
     from governance.reviews.tasks import deliver

@@ -47,7 +47,9 @@ def queue(request: HttpRequest) -> HttpResponse:
             min_age_days=data["min_age_days"],
         )
     user = _user(request)
-    page = Paginator(selectors.proposals_queue(user=user, filters=filters), 50).get_page(request.GET.get("page"))
+    page = Paginator(selectors.proposals_queue(user=user, filters=filters), 50).get_page(
+        request.GET.get("page")
+    )
     rows = [(p, services.can_review(user=user, proposal=p)) for p in page]
     return render(
         request,
@@ -81,7 +83,14 @@ def detail(request: HttpRequest, proposal_id: int) -> HttpResponse:
     base_text = services.version_skill_md(proposal.base_version).decode("utf-8", "replace")
     shown = proposal.applied_text or proposal.proposed_text
     current = proposal.skill.current_version
-    diffs = [_diffs(base_text, shown, f"base v{proposal.base_version.number}", "proposed" if not proposal.applied_text else "approved")]
+    diffs = [
+        _diffs(
+            base_text,
+            shown,
+            f"base v{proposal.base_version.number}",
+            "proposed" if not proposal.applied_text else "approved",
+        )
+    ]
     if current is not None and current.pk not in (proposal.base_version_id, proposal.result_version_id):
         current_text = services.version_skill_md(current).decode("utf-8", "replace")
         diffs.append(_diffs(current_text, shown, f"current v{current.number}", "proposed"))
@@ -116,7 +125,10 @@ def approve(request: HttpRequest, proposal_id: int) -> HttpResponse:
     edited = form.cleaned_data["edited_text"] if "edit" in request.POST else None
     try:
         services.proposal_approve(
-            proposal_id=proposal.pk, reviewer=_user(request), edited_text=edited, note=form.cleaned_data["note"]
+            proposal_id=proposal.pk,
+            reviewer=_user(request),
+            edited_text=edited,
+            note=form.cleaned_data["note"],
         )
     except services.ReviewError as exc:
         _fail(request, exc)
@@ -145,7 +157,9 @@ def comment(request: HttpRequest, proposal_id: int) -> HttpResponse:
     form = CommentForm(request.POST)
     try:
         services.proposal_comment(
-            proposal=proposal, author=_user(request), body=form.cleaned_data["body"] if form.is_valid() else ""
+            proposal=proposal,
+            author=_user(request),
+            body=form.cleaned_data["body"] if form.is_valid() else "",
         )
     except services.ReviewError as exc:
         _fail(request, exc)
@@ -181,7 +195,9 @@ def delivery_retry(request: HttpRequest, delivery_id: int) -> HttpResponse:
 
 @require_GET
 def delivery_patch(request: HttpRequest, delivery_id: int) -> HttpResponse:
-    delivery = Delivery.objects.filter(pk=delivery_id, mode=DeliveryMode.PATCH, state=DeliveryState.DELIVERED).first()
+    delivery = Delivery.objects.filter(
+        pk=delivery_id, mode=DeliveryMode.PATCH, state=DeliveryState.DELIVERED
+    ).first()
     if delivery is None:
         raise Http404("no delivered patch with this id")
     _visible_or_404(request, delivery.proposal_id)

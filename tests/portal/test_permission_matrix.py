@@ -49,6 +49,18 @@ def telemetry_skill(org: Any) -> dict[str, Any]:
     return {"skill_key": "deploy"}
 
 
+def _proposal(org: Any) -> int:
+    from tests.reviews.conftest import make_proposal
+
+    return make_proposal(org).pk
+
+
+def _patch_delivery(org: Any) -> int:
+    from tests.reviews.conftest import make_patch_delivery
+
+    return make_patch_delivery(org).pk
+
+
 PAGES: dict[str, tuple[str, Builder]] = {
     "home": ("developer", no_kwargs),
     "tokens": ("developer", no_kwargs),
@@ -66,6 +78,11 @@ PAGES: dict[str, tuple[str, Builder]] = {
     "health-agents": ("developer", no_kwargs),
     "health-skill": ("developer", telemetry_skill),
     "telemetry": ("developer", no_kwargs),
+    "reviews": ("developer", no_kwargs),
+    "review-detail": ("developer", lambda org: {"proposal_id": _proposal(org)}),
+    "review-delivery-patch": ("developer", lambda org: {"delivery_id": _patch_delivery(org)}),
+    "audit": ("admin", no_kwargs),
+    "audit-export": ("admin", no_kwargs),
 }
 
 # Reachable without a session on purpose (they authenticate otherwise or are public by nature).
@@ -80,7 +97,16 @@ PUBLIC = {
     "registry-file",
 }
 # POST-only actions, covered by their own tests (CSRF and role), listed so none is forgotten.
-ACTIONS = {"token-revoke", "policy-publish"}
+ACTIONS = {
+    "token-revoke",
+    "policy-publish",
+    "review-bulk-approve",
+    "review-approve",
+    "review-dismiss",
+    "review-comment",
+    "review-rollback",
+    "review-delivery-retry",
+}
 
 
 def _named_patterns(resolver: URLResolver | None = None, prefix: str = "") -> Iterator[str]:

@@ -16,9 +16,12 @@ from django.test import Client
 
 from governance.engine.skillfile import parse_skill_md
 from governance.engine.types import PackageFile, SourceKind
+from governance.reviews import services
+from governance.reviews.models import Delivery, Proposal
 from governance.skills.models import Skill, SkillVersion, Source, VersionOrigin
 from governance.skills.services import skill_version_create
-from tests.conftest import Org, bearer
+from portal.accounts.models import Role
+from tests.conftest import Org, _make_user
 
 FOLDER = ".claude/skills/deploy"
 SKILL_MD = (
@@ -63,9 +66,7 @@ class ProjectSkill:
         return self.v1.skill_md_sha256
 
 
-@pytest.fixture
-def project_skill(org: Org) -> ProjectSkill:
-    """deploy, a project skill of payments-api (owned by the payments team), at v1."""
+def make_project_skill(org: Org) -> ProjectSkill:
     source = Source.objects.create(
         kind="project",
         identity="github.com/acme/payments-api",
@@ -78,13 +79,54 @@ def project_skill(org: Org) -> ProjectSkill:
     return ProjectSkill(skill=skill, v1=v1, text=SKILL_MD)
 
 
-def improved(text: str = SKILL_MD, line: str = "4. Check `scripts/check.sh`; success: it prints ok.\n") -> str:
+@pytest.fixture
+def project_skill(org: Org) -> ProjectSkill:
+    """deploy, a project skill of payments-api (owned by the payments team), at v1."""
+    return make_project_skill(org)
+
+
+def make_proposal(org: Org) -> Proposal:
+    """A pending proposal on deploy, sent by an agent of the payments team (no HTTP: for builders)."""
+    ps = make_project_skill(org)
+    agent = _make_user(org, "agent-bot", Role.DEVELOPER, [org.payments])
+    body = suggestion(ps)
+    return services.proposal_submit(
+        actor=agent,
+        submission=services.Submission(
+            skill=services.SkillRef(**body["skill"]),
+            base_sha256=body["base_sha256"],
+            updates=[services.Update(**u) for u in body["updates"]],
+            proposed_text=body["proposed_text"],
+            evidence=body["evidence"],
+            proposer=body["proposer"],
+        ),
+    )
+
+
+def make_patch_delivery(org: Org) -> Delivery:
+    """An approved proposal delivered as a patch (payments-api has no push URL)."""
+    proposal = make_proposal(org)
+    reviewer = _make_user(org, "lara-lead", Role.LEAD, [org.payments])
+    services.proposal_approve(proposal_id=proposal.pk, reviewer=reviewer)
+    delivery = Delivery.objects.get(proposal=proposal)
+    services.delivery_run(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    return delivery
+
+
+def improved(
+    text: str = SKILL_MD, line: str = "4. Check `scripts/check.sh`; success: it prints ok.\n"
+) -> str:
     return text + line
 
 
 def suggestion(ps: ProjectSkill, **overrides: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "skill": {"name": "deploy", "source": "project", "repository": "git@github.com:acme/payments-api.git"},
+        "skill": {
+            "name": "deploy",
+            "source": "project",
+            "repository": "git@github.com:acme/payments-api.git",
+        },
         "base_sha256": ps.sha,
         "updates": [
             {
@@ -94,7 +136,12 @@ def suggestion(ps: ProjectSkill, **overrides: Any) -> dict[str, Any]:
             }
         ],
         "proposed_text": improved(ps.text),
-        "evidence": {"session_id": "s-123", "prompt_id": "p-9", "agent": "claude-code", "agent_version": "2.1.0"},
+        "evidence": {
+            "session_id": "s-123",
+            "prompt_id": "p-9",
+            "agent": "claude-code",
+            "agent_version": "2.1.0",
+        },
         "proposer": "claude-code (dana-dev)",
     }
     body.update(overrides)
@@ -114,10 +161,14 @@ def propose(agent_token: str) -> Callable[..., Any]:
             "/api/v1/reviews/suggestions",
             data=body,
             content_type="application/json",
-            **bearer(token or agent_token),
+            headers=auth(token or agent_token),
         )
 
     return send
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -13,13 +13,14 @@ from governance.audit.models import AuditEntry
 from governance.reviews.models import Delivery, DeliveryKind, Proposal, ProposalState
 from governance.skills.models import SkillVersion
 from governance.skills.selectors import version_file_contents
-from tests.conftest import bearer
-from tests.reviews.conftest import CHECK_SH, ProjectSkill, improved, suggestion
+from tests.reviews.conftest import CHECK_SH, ProjectSkill, auth, improved, suggestion
 
 pytestmark = pytest.mark.django_db
 
 
-def decide(client: Client, proposal_id: int, action: str, body: dict[str, Any] | None = None, **extra: Any) -> Any:
+def decide(
+    client: Client, proposal_id: int, action: str, body: dict[str, Any] | None = None, **extra: Any
+) -> Any:
     return client.post(
         f"/api/v1/reviews/suggestions/{proposal_id}/{action}",
         data=body or {},
@@ -65,7 +66,9 @@ def test_lead_edits_then_approves(proposal_id: int, project_skill: ProjectSkill,
     assert AuditEntry.objects.filter(action="proposal.edited").count() == 1
 
 
-def test_an_edit_cannot_touch_the_frontmatter(proposal_id: int, project_skill: ProjectSkill, lead_client: Client) -> None:
+def test_an_edit_cannot_touch_the_frontmatter(
+    proposal_id: int, project_skill: ProjectSkill, lead_client: Client
+) -> None:
     edited = improved(project_skill.text).replace("Bash(make:*) Bash(git:*)", "Bash")
     response = decide(lead_client, proposal_id, "approve", {"edited_text": edited})
     assert response.status_code == 422
@@ -74,7 +77,9 @@ def test_an_edit_cannot_touch_the_frontmatter(proposal_id: int, project_skill: P
     assert SkillVersion.objects.filter(skill=project_skill.skill).count() == 1
 
 
-def test_a_developer_cannot_approve(proposal_id: int, developer_client: Client, project_skill: ProjectSkill) -> None:
+def test_a_developer_cannot_approve(
+    proposal_id: int, developer_client: Client, project_skill: ProjectSkill
+) -> None:
     response = decide(developer_client, proposal_id, "approve")
     assert response.status_code == 403
     assert "only team leads" in response.json()["detail"]
@@ -87,7 +92,7 @@ def test_a_lead_of_another_team_cannot_approve(
 ) -> None:
     # Olga leads platform; the skill belongs to payments-api, owned by payments.
     token = make_token(outsider_user, "reviews:decide")
-    response = decide(Client(), proposal_id, "approve", **bearer(token))
+    response = decide(Client(), proposal_id, "approve", headers=auth(token))
     assert response.status_code == 404  # she does not even see it
     client = Client()
     client.force_login(outsider_user)
@@ -96,7 +101,11 @@ def test_a_lead_of_another_team_cannot_approve(
 
 
 def test_a_lead_cannot_approve_their_own_proposal(
-    project_skill: ProjectSkill, propose: Callable[..., Any], lead_user: User, lead_client: Client, make_token: Callable[..., str]
+    project_skill: ProjectSkill,
+    propose: Callable[..., Any],
+    lead_user: User,
+    lead_client: Client,
+    make_token: Callable[..., str],
 ) -> None:
     own = propose(suggestion(project_skill), token=make_token(lead_user, "reviews:write")).json()
     response = decide(lead_client, own["id"], "approve")
@@ -119,18 +128,23 @@ def test_a_lead_cannot_approve_a_change_from_their_own_session(
 def test_a_reviewer_token_with_the_decide_scope_approves(
     proposal_id: int, lead_user: User, make_token: Callable[..., str]
 ) -> None:
-    response = decide(Client(), proposal_id, "approve", **bearer(make_token(lead_user, "reviews:decide")))
+    response = decide(Client(), proposal_id, "approve", headers=auth(make_token(lead_user, "reviews:decide")))
     assert response.status_code == 200
     assert response.json()["state"] == "approved"
 
 
-def test_dismiss_needs_a_reason_and_is_recorded(proposal_id: int, lead_client: Client, lead_user: User) -> None:
+def test_dismiss_needs_a_reason_and_is_recorded(
+    proposal_id: int, lead_client: Client, lead_user: User
+) -> None:
     assert decide(lead_client, proposal_id, "dismiss", {"reason": " "}).status_code == 422
     response = decide(lead_client, proposal_id, "dismiss", {"reason": "the skill already says this"})
     assert response.status_code == 200
     proposal = Proposal.objects.get(pk=proposal_id)
     assert proposal.state == ProposalState.DISMISSED and proposal.decided_by == lead_user
-    assert AuditEntry.objects.get(action="proposal.dismissed").evidence["reason"] == "the skill already says this"
+    assert (
+        AuditEntry.objects.get(action="proposal.dismissed").evidence["reason"]
+        == "the skill already says this"
+    )
     assert decide(lead_client, proposal_id, "approve").status_code == 409
 
 
@@ -141,7 +155,9 @@ def test_approving_twice_is_refused(proposal_id: int, lead_client: Client, admin
     assert Proposal.objects.get(pk=proposal_id).result_version.number == 2  # type: ignore[union-attr]
 
 
-def test_the_kill_switch_also_stops_approvals(proposal_id: int, lead_client: Client, project_skill: ProjectSkill) -> None:
+def test_the_kill_switch_also_stops_approvals(
+    proposal_id: int, lead_client: Client, project_skill: ProjectSkill
+) -> None:
     with override_settings(SELF_EVOLUTION_ENABLED=False):
         response = decide(lead_client, proposal_id, "approve")
     assert response.status_code == 403
@@ -152,7 +168,9 @@ def test_approving_one_makes_the_other_open_proposals_stale(
     project_skill: ProjectSkill, propose: Callable[..., Any], lead_client: Client
 ) -> None:
     first = propose(suggestion(project_skill)).json()
-    second = propose(suggestion(project_skill, proposed_text=improved(project_skill.text, "4. Announce it.\n"))).json()
+    second = propose(
+        suggestion(project_skill, proposed_text=improved(project_skill.text, "4. Announce it.\n"))
+    ).json()
     assert decide(lead_client, first["id"], "approve").status_code == 200
     assert Proposal.objects.get(pk=second["id"]).state == ProposalState.STALE
     response = decide(lead_client, second["id"], "approve")

@@ -248,4 +248,6 @@ def test_git_never_prompts_and_refuses_the_ext_transport(tmp_path: Path) -> None
         )
     assert not Path("/tmp/pwned-by-ext").exists()
     with pytest.raises(DeliveryError, match="outside the repository"):
-        push_version(remote=str(tmp_path), branch="b", folder="../x", files={}, expected={}, commit=commit, timeout=5)
+        push_version(
+            remote=str(tmp_path), branch="b", folder="../x", files={}, expected={}, commit=commit, timeout=5
+        )

@@ -12,8 +12,7 @@ from django.test import Client, override_settings
 from governance.audit.models import AuditEntry
 from governance.reviews.models import Proposal, ProposalState
 from governance.skills.models import Skill, Source
-from tests.conftest import bearer
-from tests.reviews.conftest import ProjectSkill, improved, store_version, suggestion
+from tests.reviews.conftest import ProjectSkill, auth, improved, store_version, suggestion
 
 pytestmark = pytest.mark.django_db
 
@@ -49,14 +48,18 @@ def test_accepted_proposal_is_stored_pending_and_routed(
     assert project_skill.skill.current_version_id == project_skill.v1.pk
 
 
-def test_get_returns_the_state(project_skill: ProjectSkill, propose: Callable[..., Any], agent_token: str) -> None:
+def test_get_returns_the_state(
+    project_skill: ProjectSkill, propose: Callable[..., Any], agent_token: str
+) -> None:
     created = propose(suggestion(project_skill)).json()
-    response = Client().get(f"/api/v1/reviews/suggestions/{created['id']}", **bearer(agent_token))
+    response = Client().get(f"/api/v1/reviews/suggestions/{created['id']}", headers=auth(agent_token))
     assert response.status_code == 200
     assert response.json()["state"] == "pending"
 
 
-def test_a_diff_against_the_base_is_accepted(project_skill: ProjectSkill, propose: Callable[..., Any]) -> None:
+def test_a_diff_against_the_base_is_accepted(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
     diff = (
         "--- a/SKILL.md\n+++ b/SKILL.md\n@@ -11,1 +11,2 @@\n"
         " 3. Run `make deploy ENV=staging`; success: the health check answers 200.\n"
@@ -86,12 +89,16 @@ def test_refused_when_the_catalog_says_the_skill_is_not_a_project_skill(
     assert_refused(propose(body), 422, "user skills are never targets")
 
 
-def test_refused_when_an_update_has_no_reason(project_skill: ProjectSkill, propose: Callable[..., Any]) -> None:
+def test_refused_when_an_update_has_no_reason(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
     updates = [
         {"section": "Steps", "change": "add a step", "reason": "user corrected step 3 twice"},
         {"section": "Steps", "change": "reword", "reason": "   "},
     ]
-    assert_refused(propose(suggestion(project_skill, updates=updates)), 422, "update 2 (section 'Steps') has no reason")
+    assert_refused(
+        propose(suggestion(project_skill, updates=updates)), 422, "update 2 (section 'Steps') has no reason"
+    )
 
 
 @pytest.mark.parametrize(
@@ -107,7 +114,11 @@ def test_refused_when_the_frontmatter_differs_by_one_byte(
 ) -> None:
     proposed = improved(project_skill.text).replace(old, new, 1)
     assert proposed != improved(project_skill.text)
-    assert_refused(propose(suggestion(project_skill, proposed_text=proposed)), 422, "frontmatter differs from the base at byte")
+    assert_refused(
+        propose(suggestion(project_skill, proposed_text=proposed)),
+        422,
+        "frontmatter differs from the base at byte",
+    )
 
 
 def test_refused_when_the_frontmatter_is_reparsed_equal_but_not_byte_equal(
@@ -118,7 +129,9 @@ def test_refused_when_the_frontmatter_is_reparsed_equal_but_not_byte_equal(
     assert_refused(propose(suggestion(project_skill, proposed_text=proposed)), 422, "frontmatter differs")
 
 
-def test_refused_when_self_evolution_is_switched_off(project_skill: ProjectSkill, propose: Callable[..., Any]) -> None:
+def test_refused_when_self_evolution_is_switched_off(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
     with override_settings(SELF_EVOLUTION_ENABLED=False):
         assert_refused(propose(suggestion(project_skill)), 403, "self-evolution is switched off")
 
@@ -132,7 +145,7 @@ def test_the_proposing_token_has_no_route_that_writes_a_skill(
             f"/api/v1/reviews/suggestions/{created['id']}/{action}",
             data=body,
             content_type="application/json",
-            **bearer(agent_token),
+            headers=auth(agent_token),
         )
         assert response.status_code == 401, action
     assert Proposal.objects.get().state == ProposalState.PENDING
@@ -142,12 +155,16 @@ def test_refused_when_the_base_is_unknown(project_skill: ProjectSkill, propose: 
     assert_refused(propose(suggestion(project_skill, base_sha256="0" * 64)), 409, "matches no stored version")
 
 
-def test_refused_when_the_diff_does_not_apply(project_skill: ProjectSkill, propose: Callable[..., Any]) -> None:
+def test_refused_when_the_diff_does_not_apply(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
     diff = "@@ -2,1 +2,1 @@\n-name: other\n+name: deploy\n"
     assert_refused(propose(suggestion(project_skill, proposed_text=None, diff=diff)), 422, "does not apply")
 
 
-def test_flag_stale_when_the_base_is_not_current(project_skill: ProjectSkill, propose: Callable[..., Any]) -> None:
+def test_flag_stale_when_the_base_is_not_current(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
     store_version(project_skill.skill, improved(project_skill.text, "5. Announce in #deploys.\n"))
     response = propose(suggestion(project_skill))
     assert response.status_code == 201
@@ -160,7 +177,9 @@ def test_flag_stale_when_the_base_is_not_current(project_skill: ProjectSkill, pr
 def test_flag_bloat_when_the_added_text_is_already_in_the_skill(
     project_skill: ProjectSkill, propose: Callable[..., Any]
 ) -> None:
-    restated = improved(project_skill.text, "- run the tests with `make test`;   success: every test passes\n")
+    restated = improved(
+        project_skill.text, "- run the tests with `make test`;   success: every test passes\n"
+    )
     response = propose(suggestion(project_skill, proposed_text=restated))
     assert response.status_code == 201
     assert response.json()["flags"] == ["bloat"]
@@ -180,7 +199,10 @@ def test_flag_duplicate_when_an_open_proposal_makes_the_same_change(
 
 
 def test_a_token_without_the_scope_is_refused(
-    project_skill: ProjectSkill, propose: Callable[..., Any], developer_user: User, make_token: Callable[..., str]
+    project_skill: ProjectSkill,
+    propose: Callable[..., Any],
+    developer_user: User,
+    make_token: Callable[..., str],
 ) -> None:
     response = propose(suggestion(project_skill), token=make_token(developer_user, "skills:read"))
     assert response.status_code == 401

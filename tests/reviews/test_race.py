@@ -13,10 +13,9 @@ from django.db import connection
 from governance.reviews import services
 from governance.reviews.models import Delivery, Proposal, ProposalState
 from governance.skills.models import SkillVersion
+from portal.accounts.models import Role
 from tests.conftest import Org, _make_user
 from tests.reviews.conftest import ProjectSkill, improved, suggestion
-
-from portal.accounts.models import Role
 
 
 @pytest.mark.django_db(transaction=True)
@@ -25,7 +24,9 @@ def test_two_approvals_on_the_same_base_one_applies_the_other_turns_stale(
 ) -> None:
     second_lead = _make_user(org, "lena-lead", Role.LEAD, [org.payments])
     first = propose(suggestion(project_skill)).json()["id"]
-    second = propose(suggestion(project_skill, proposed_text=improved(project_skill.text, "4. Announce it.\n"))).json()["id"]
+    second = propose(
+        suggestion(project_skill, proposed_text=improved(project_skill.text, "4. Announce it.\n"))
+    ).json()["id"]
 
     start = threading.Barrier(2)
     outcomes: dict[int, str] = {}
@@ -71,7 +72,9 @@ def test_a_reviewer_holding_an_old_page_cannot_overwrite_a_newer_version(
 ) -> None:
     """The check reads the database under the lock, never the caller's copy of the proposal."""
     first = propose(suggestion(project_skill)).json()["id"]
-    second = propose(suggestion(project_skill, proposed_text=improved(project_skill.text, "4. Announce it.\n"))).json()["id"]
+    second = propose(
+        suggestion(project_skill, proposed_text=improved(project_skill.text, "4. Announce it.\n"))
+    ).json()["id"]
     Proposal.objects.filter(pk=second).update(state=ProposalState.PENDING)
     services.proposal_approve(proposal_id=first, reviewer=lead_user)
     Proposal.objects.filter(pk=second).update(state=ProposalState.PENDING)  # as if the sweep had not run

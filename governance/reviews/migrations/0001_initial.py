@@ -7,97 +7,281 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
-        ('skills', '0001_initial'),
+        ("accounts", "0001_initial"),
+        ("skills", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Proposal',
+            name="Proposal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('base_sha256', models.CharField(help_text='SKILL.md the agent saw', max_length=64)),
-                ('proposed_text', models.TextField(help_text='The whole proposed SKILL.md')),
-                ('proposed_sha256', models.CharField(max_length=64)),
-                ('updates', models.JSONField(default=list, help_text='[{section, change, reason}]')),
-                ('evidence', models.JSONField(default=dict, help_text='session, prompt, agent and version')),
-                ('proposer_label', models.CharField(help_text='Who proposed, as the agent reported it', max_length=200)),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('approved', 'Approved, delivering'), ('dismissed', 'Dismissed'), ('stale', 'Stale'), ('applied', 'Applied'), ('failed', 'Delivery failed')], default='pending', max_length=16)),
-                ('flag_stale', models.BooleanField(default=False, help_text='made against a version that was not current')),
-                ('flag_bloat', models.BooleanField(default=False, help_text='adds only what the skill already says')),
-                ('change_signature', models.CharField(db_index=True, max_length=64)),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('decided_at', models.DateTimeField(blank=True, null=True)),
-                ('decision_note', models.TextField(blank=True)),
-                ('edited', models.BooleanField(default=False, help_text='the reviewer edited the text before approving')),
-                ('applied_text', models.TextField(blank=True, help_text='The SKILL.md as approved (edited or not)')),
-                ('rolled_back_at', models.DateTimeField(blank=True, null=True)),
-                ('base_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='skills.skillversion')),
-                ('decided_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('duplicate_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='duplicates', to='reviews.proposal')),
-                ('project', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='proposals', to='accounts.project')),
-                ('proposer', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('result_version', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='skills.skillversion')),
-                ('rolled_back_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('skill', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proposals', to='skills.skill')),
-                ('team', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='proposals', to='accounts.team')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("base_sha256", models.CharField(help_text="SKILL.md the agent saw", max_length=64)),
+                ("proposed_text", models.TextField(help_text="The whole proposed SKILL.md")),
+                ("proposed_sha256", models.CharField(max_length=64)),
+                ("updates", models.JSONField(default=list, help_text="[{section, change, reason}]")),
+                ("evidence", models.JSONField(default=dict, help_text="session, prompt, agent and version")),
+                (
+                    "proposer_label",
+                    models.CharField(help_text="Who proposed, as the agent reported it", max_length=200),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("approved", "Approved, delivering"),
+                            ("dismissed", "Dismissed"),
+                            ("stale", "Stale"),
+                            ("applied", "Applied"),
+                            ("failed", "Delivery failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "flag_stale",
+                    models.BooleanField(
+                        default=False, help_text="made against a version that was not current"
+                    ),
+                ),
+                (
+                    "flag_bloat",
+                    models.BooleanField(default=False, help_text="adds only what the skill already says"),
+                ),
+                ("change_signature", models.CharField(db_index=True, max_length=64)),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("decided_at", models.DateTimeField(blank=True, null=True)),
+                ("decision_note", models.TextField(blank=True)),
+                (
+                    "edited",
+                    models.BooleanField(
+                        default=False, help_text="the reviewer edited the text before approving"
+                    ),
+                ),
+                (
+                    "applied_text",
+                    models.TextField(blank=True, help_text="The SKILL.md as approved (edited or not)"),
+                ),
+                ("rolled_back_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "base_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="skills.skillversion",
+                    ),
+                ),
+                (
+                    "decided_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "duplicate_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="duplicates",
+                        to="reviews.proposal",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="proposals",
+                        to="accounts.project",
+                    ),
+                ),
+                (
+                    "proposer",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "result_version",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="skills.skillversion",
+                    ),
+                ),
+                (
+                    "rolled_back_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "skill",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="proposals",
+                        to="skills.skill",
+                    ),
+                ),
+                (
+                    "team",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="proposals",
+                        to="accounts.team",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Delivery',
+            name="Delivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('apply', 'Approved change'), ('rollback', 'Rollback')], max_length=16)),
-                ('mode', models.CharField(choices=[('push', 'Branch pushed'), ('patch', 'Patch to download')], max_length=16)),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('delivered', 'Delivered'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('branch', models.CharField(blank=True, max_length=200)),
-                ('commit_sha', models.CharField(blank=True, max_length=64)),
-                ('patch', models.TextField(blank=True)),
-                ('error', models.TextField(blank=True)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('previous_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='skills.skillversion')),
-                ('requested_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='skills.skillversion')),
-                ('proposal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='reviews.proposal')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("apply", "Approved change"), ("rollback", "Rollback")], max_length=16
+                    ),
+                ),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[("push", "Branch pushed"), ("patch", "Patch to download")], max_length=16
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("delivered", "Delivered"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("branch", models.CharField(blank=True, max_length=200)),
+                ("commit_sha", models.CharField(blank=True, max_length=64)),
+                ("patch", models.TextField(blank=True)),
+                ("error", models.TextField(blank=True)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "previous_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="skills.skillversion",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="skills.skillversion",
+                    ),
+                ),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deliveries",
+                        to="reviews.proposal",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ProposalComment',
+            name="ProposalComment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('body', models.TextField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('author', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('proposal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comments', to='reviews.proposal')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("body", models.TextField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "proposal",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="comments",
+                        to="reviews.proposal",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['state', 'created_at'], name='reviews_pro_state_5d3c96_idx'),
+            model_name="proposal",
+            index=models.Index(fields=["state", "created_at"], name="reviews_pro_state_5d3c96_idx"),
         ),
         migrations.AddIndex(
-            model_name='proposal',
-            index=models.Index(fields=['skill', 'state'], name='reviews_pro_skill_i_a2e45f_idx'),
+            model_name="proposal",
+            index=models.Index(fields=["skill", "state"], name="reviews_pro_skill_i_a2e45f_idx"),
         ),
         migrations.AddIndex(
-            model_name='delivery',
-            index=models.Index(fields=['state', 'created_at'], name='reviews_del_state_743d38_idx'),
+            model_name="delivery",
+            index=models.Index(fields=["state", "created_at"], name="reviews_del_state_743d38_idx"),
         ),
     ]
