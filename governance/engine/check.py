@@ -110,7 +110,7 @@ def column_status(rows: list[Row], agent: str) -> None:
 def column_permission(rows: list[Row], managed_settings: Any | None) -> None:
     """permission from the policy engine: its default allowlist, or a managed-settings.json."""
     from governance.engine.managed_settings import evaluate_managed
-    from governance.engine.permissions import PermissionSettings, SkillSubject, decide
+    from governance.engine.permissions import PermissionSettings, SkillSubject, decide, risk_summary
 
     defaults = PermissionSettings()
     for row in rows:
@@ -118,7 +118,10 @@ def column_permission(rows: list[Row], managed_settings: Any | None) -> None:
         decision = (
             evaluate_managed(subject, managed_settings) if managed_settings else decide(subject, defaults)
         )
-        row.permission = decision.as_dict()
+        risk = risk_summary(subject, decision)
+        # allowed-tools findings (unscoped Bash/Write/Edit, repository skills pre-approving Bash)
+        row.extra_findings += risk.findings
+        row.permission = {**decision.as_dict(), "risk": risk.level.value}
 
 
 def load_settings(path: str | None) -> Any | None:
