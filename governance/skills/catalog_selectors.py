@@ -236,8 +236,9 @@ def project_listing(
     profile: ListingProfile | str,
     remove: Iterable[int] = (),
     descriptions: Mapping[int, str] | None = None,
+    invocations: Mapping[int, int] | None = None,
 ) -> Listing:
-    inputs = catalog.listing_inputs(remove=remove, descriptions=descriptions)
+    inputs = catalog.listing_inputs(remove=remove, descriptions=descriptions, invocations=invocations)
     return build_listing(inputs, window_tokens=window_tokens, profile=profile)
 
 

@@ -98,6 +98,7 @@ def catalog(request: HttpRequest) -> HttpResponse:
         "page": page,
         "entries": page.object_list,
         "permissions": skill_permissions([e.row.skill_id for e in page.object_list]),
+        "health": _health_statuses(),
         "total": len(entries),
         "agent": agent_profile(agent),
         "project": data.get("project"),
@@ -109,6 +110,22 @@ def catalog(request: HttpRequest) -> HttpResponse:
         ),
     }
     return render(request, "catalog/catalog.html", context)
+
+
+def _health_statuses(days: int = 30) -> dict[int, str]:
+    """skill id → health status (healthy, degraded, stale) from telemetry rollups."""
+    from governance.telemetry import selectors as telemetry
+
+    rows = telemetry.skill_health(window=telemetry.Window.last(days))
+    return {row.skill_id: row.status for row in rows if row.skill_id is not None}
+
+
+def _invocations(days: int = 30) -> dict[int, int]:
+    """skill id → invocations (for Claude Code's current listing, which drops the least invoked)."""
+    from governance.telemetry import selectors as telemetry
+
+    rows = telemetry.skill_health(window=telemetry.Window.last(days))
+    return {row.skill_id: row.invocations for row in rows if row.skill_id is not None}
 
 
 def _version(skill: Skill, number: int | None) -> SkillVersion:
@@ -223,7 +240,10 @@ def _listing_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
             descriptions[int(key[5:])] = value.strip()[:1024]
 
     baseline_cat = sel.project_catalog(project, agent)
-    baseline = sel.project_listing(baseline_cat, window_tokens=data["window_tokens"], profile=profile)
+    calls = _invocations() if profile.drop_least_invoked else {}
+    baseline = sel.project_listing(
+        baseline_cat, window_tokens=data["window_tokens"], profile=profile, invocations=calls
+    )
     what_if = bool(remove or hide or descriptions)
     cat = (
         sel.project_catalog(project, agent, hide=hide, rows=list(baseline_cat.rows.values()))
@@ -237,6 +257,7 @@ def _listing_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
             profile=profile,
             remove=remove,
             descriptions=descriptions,
+            invocations=calls,
         )
         if what_if
         else baseline
