@@ -104,3 +104,11 @@ def test_fleet(developer_client: Client, catalog: Catalog, org: Any) -> None:
     response = developer_client.get("/catalog/fleet/", {"window": "200000"})
     assert response.status_code == 200
     assert {p.project.slug for p in response.context["projects"]} == {"payments-api", "infra"}
+
+
+def test_dashboard_counts_security_findings(developer_client: Client, catalog: Catalog) -> None:
+    response = developer_client.get("/")
+    html = response.content.decode()
+    assert 'data-testid="catalog-security"' in html
+    assert "<strong>1</strong> same-name group where a lower-trust copy" in html
+    assert "<strong>1</strong> look-alike name group" in html
