@@ -48,6 +48,11 @@ def is_remote(spec: str) -> bool:
     return bool(source_host(spec))
 
 
+def is_mcp(spec: str) -> bool:
+    found = _location(spec)
+    return found is not None and found.kind == "mcp"
+
+
 def github_repo(spec: str) -> str | None:
     """``owner/repo`` with the spelling the admin wrote (Claude Code compares it case-sensitively)."""
     text = pattern_spec(spec)
@@ -116,8 +121,14 @@ def validate_source_pattern(kind: SourceRuleKind, pattern: str) -> str | None:
         except re.error as exc:
             return f"not a valid regular expression: {exc}"
         return None
-    if kind is SourceRuleKind.REPOSITORY and not is_remote(pattern_spec(text)) and "*" not in text:
-        return "give a repository URL (https://host/owner/repo, git@host:owner/repo) or owner/repo"
+    if (
+        kind is SourceRuleKind.REPOSITORY
+        and not (is_remote(pattern_spec(text)) or is_mcp(text))
+        and "*" not in text
+    ):
+        return (
+            "give a repository URL (https://host/owner/repo, git@host:owner/repo), owner/repo or mcp:server"
+        )
     return None
 
 
@@ -146,7 +157,7 @@ def admit_source(
     for rule in allows:
         if rule.matches(location=location, marketplace=marketplace):
             return AdmissionResult(True, f"allowed by source rule '{rule.label}'", rule.label)
-    if not is_remote(location):
+    if not (is_remote(location) or is_mcp(location)):
         return AdmissionResult(True, "a local path is not a remote source; no deny rule matches it")
     if allows:
         return AdmissionResult(False, "not on the source allowlist of the published policy")

@@ -11,6 +11,7 @@ from governance.engine.sources import (
     canonical_identity,
     github_repo,
     source_host,
+    validate_source_pattern,
 )
 
 SPELLINGS = [
@@ -78,3 +79,12 @@ def test_host_and_github_repo_keep_the_admins_spelling() -> None:
     assert github_repo("https://github.com/Acme/Tools.git") == "Acme/Tools"
     assert github_repo("git@github.com:Acme/Tools.git") == "Acme/Tools"
     assert github_repo("https://gitlab.com/a/b") is None
+
+
+def test_mcp_servers_are_remote_sources() -> None:
+    deny = SourceRule("deny", SourceRuleKind.REPOSITORY, "mcp:Shady-Server")
+    assert not admit_source([deny], kind="mcp", location="mcp:shady-server").allowed
+    allow = SourceRule("allow", SourceRuleKind.REPOSITORY, "github.com/acme/*")
+    assert not admit_source([allow], kind="mcp", location="mcp:other").allowed
+    assert validate_source_pattern(SourceRuleKind.REPOSITORY, "mcp:server") is None
+    assert validate_source_pattern(SourceRuleKind.REPOSITORY, "./local") is not None
