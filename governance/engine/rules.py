@@ -140,6 +140,7 @@ READ_CODES = frozenset(
     }
 )
 
+_PLAIN_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _TOOL_RULE = re.compile(r"^[A-Za-z*][\w.*:-]*(\(.*\))?$", re.DOTALL)
 _LICENSE_FILE = re.compile(r"[\w./-]*LICEN[CS]E[\w.-]*", re.IGNORECASE)
 _PROPRIETARY = re.compile(r"proprietary|all rights reserved", re.IGNORECASE)
@@ -381,7 +382,19 @@ def _check_name(c: _Checker, folder: str) -> str | None:
         if raw is not None or c.typed("name") is not None:
             c.at("name-empty", Severity.ERROR, "Field 'name' must be a non-empty string", "name")
         return None
-    name = unicodedata.normalize("NFKC", raw.strip())
+    name = raw.strip()
+    if _PLAIN_NAME.fullmatch(name) and len(name) <= MAX_NAME_LENGTH:
+        # the common case (a-z, 0-9, single inner hyphens): only the folder and reserved words remain
+        if folder and folder != name and unicodedata.normalize("NFKC", folder) != name:
+            c.at(
+                "name-folder-mismatch",
+                Severity.ERROR,
+                f"Directory name '{folder}' must match skill name '{name}'",
+                "name",
+            )
+        _check_reserved(c, name)
+        return name
+    name = unicodedata.normalize("NFKC", name)
     if len(name) > MAX_NAME_LENGTH:
         c.at(
             "name-too-long",
@@ -426,6 +439,11 @@ def _check_name(c: _Checker, folder: str) -> str | None:
             "prefer a-z, 0-9 and hyphens.",
             "name",
         )
+    _check_reserved(c, name)
+    return raw.strip()
+
+
+def _check_reserved(c: _Checker, name: str) -> None:
     lowered = name.lower()
     for word in RESERVED_WORDS:
         if word in lowered:
@@ -436,7 +454,6 @@ def _check_name(c: _Checker, folder: str) -> str | None:
                 "names on upload. Rename the skill.",
                 "name",
             )
-    return raw.strip()
 
 
 def _scripts(name: str) -> set[str]:
@@ -583,6 +600,8 @@ def split_tool_rules(text: str) -> tuple[list[str], bool]:
 
     Returns ``(rules, used_commas)``. ``Bash(git status:*) Read`` → ``["Bash(git status:*)", "Read"]``.
     """
+    if "(" not in text:
+        return text.replace(",", " ").split(), "," in text
     rules: list[str] = []
     depth = 0
     current: list[str] = []
@@ -749,7 +768,7 @@ def _check_extensions(c: _Checker, name: str | None) -> None:
 
 
 def _manual_word(name: str) -> str | None:
-    words = [w for w in re.split(r"[-_\s:]+", name.lower()) if w]
+    words = [w for w in name.lower().replace("_", "-").replace(":", "-").split("-") if w]
     if not words or LOOK_ONLY_WORDS.intersection(words):
         return None
     if words[0] in MANUAL_VERBS:

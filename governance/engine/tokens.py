@@ -19,15 +19,16 @@ BYTES_PER_TOKEN = 4
 # Claude Code re-attaches the first 5,000 tokens of each invoked skill after compaction.
 COMPACTION_KEEP_TOKENS = 5_000
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+# One pass finds every line that can matter: ATX headings and code fences (up to 3 spaces
+# indent). The pattern starts with a literal newline (the body is searched with one prepended) so
+# the regex engine can skip ahead to line starts instead of trying every position.
+_INTERESTING = re.compile(r"\n {0,3}(?:(#{1,6})(?:[ \t]+([^\n]*?))?[ \t#]*|(`{3,}|~{3,})[^\n]*?)\r?(?=\n|\Z)")
 
 
 def token_estimate(text: str) -> int:
     """Estimated tokens of ``text``: UTF-8 bytes / 4, rounded up (see the module docstring)."""
-    if not text:
-        return 0
-    return -(-len(text.encode("utf-8", "surrogatepass")) // BYTES_PER_TOKEN)
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return -(-size // BYTES_PER_TOKEN)
 
 
 def body_token_estimate(body: str) -> int:
@@ -52,27 +53,34 @@ def headings_with_token_offsets(body: str) -> list[Heading]:
     Setext headings (underlined with ``===``) are rare in skills and are not reported.
     """
     headings: list[Heading] = []
-    offset_bytes = 0
     fence: str | None = None
-    for number, line in enumerate(body.splitlines(keepends=True), start=1):
-        stripped = line.rstrip("\r\n")
-        fence_match = _FENCE.match(stripped)
-        if fence_match:
-            marker = fence_match.group(1)
+    ascii_only = body.isascii()
+    line = 1
+    last = 0
+    for match in _INTERESTING.finditer("\n" + body):
+        start = match.start()  # the newline before the line in the padded text = the line's start in body
+        line += body.count("\n", last, start)
+        last = start
+        marker = match.group(3)
+        if marker is not None:
             if fence is None:
                 fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence):
+            elif (
+                marker[0] == fence[0]
+                and len(marker) >= len(fence)
+                and not match.group(0).strip()[len(marker) :]
+            ):
                 fence = None
-        elif fence is None and stripped.lstrip(" ").startswith("#"):
-            atx = _ATX.match(stripped)
-            if atx:
-                headings.append(
-                    Heading(
-                        level=len(atx.group(1)),
-                        title=(atx.group(2) or "").strip(),
-                        line=number,
-                        token_offset=-(-offset_bytes // BYTES_PER_TOKEN),
-                    )
-                )
-        offset_bytes += len(line.encode("utf-8", "surrogatepass"))
+            continue
+        if fence is not None:
+            continue
+        offset = start if ascii_only else len(body[:start].encode("utf-8", "surrogatepass"))
+        headings.append(
+            Heading(
+                level=len(match.group(1)),
+                title=(match.group(2) or "").strip(),
+                line=line,
+                token_offset=-(-offset // BYTES_PER_TOKEN),
+            )
+        )
     return headings

@@ -52,3 +52,16 @@ def test_body_line_count() -> None:
 
 def test_empty_body() -> None:
     assert only(parse(GOOD, "\n  \n"), "body-empty").severity is Severity.WARNING
+
+
+def test_heading_offsets_count_utf8_bytes() -> None:
+    body = "# Начало\n" + "я" * 100 + "\n## Конец\n"
+    headings = headings_with_token_offsets(body)
+    assert [h.title for h in headings] == ["Начало", "Конец"]
+    assert headings[1].token_offset == token_estimate("# Начало\n" + "я" * 100 + "\n")
+    assert headings[1].line == 3
+
+
+def test_crlf_headings_and_unclosed_fence() -> None:
+    body = "# A\r\n```\r\n# inside\r\n"
+    assert [h.title for h in headings_with_token_offsets(body)] == ["A"]

@@ -118,3 +118,58 @@ def test_merge_keys() -> None:
 def test_yaml_tag_refused_in_key() -> None:
     skill = parse(GOOD + "\n!!python/name:os.system : x")
     assert "yaml-tag-refused" in codes(skill)
+
+
+def test_fast_resolver_types_scalars_exactly_as_pyyaml() -> None:
+    import yaml
+
+    values = [
+        "yes",
+        "No",
+        "on",
+        "OFF",
+        "true",
+        "False",
+        "~",
+        "null",
+        "",
+        "0",
+        "-1",
+        "+2",
+        "0x1F",
+        "0o17",
+        "017",
+        "1_000",
+        "1:30",
+        "1.0",
+        ".5",
+        "-.inf",
+        ".NaN",
+        "1e3",
+        "Hello",
+        "hello world",
+        "<<x",
+        "=x",
+        "'quoted'",
+        "a-b",
+        "x%",
+        "_u",
+        "[1, 2]",
+        "{a: 1}",
+        "2024-01-01",
+        "12:30:00",
+        "Yes please",
+    ]
+    text = "\n".join(f"k{i}: {v}" for i, v in enumerate(values))
+    ours = load_mapping(text)
+    assert ours is not None
+    expected = yaml.safe_load(text)
+    for key, value in expected.items():
+        if hasattr(value, "isoformat"):
+            assert ours.data[key] == values[int(key[1:])]  # dates stay text
+        elif value != value:  # NaN
+            assert ours.data[key] == ".NaN"
+        elif isinstance(value, float) and value in (float("inf"), float("-inf")):
+            assert ours.data[key] == "-.inf"
+        else:
+            assert ours.data[key] == value and type(ours.data[key]) is type(value), key
