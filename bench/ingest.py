@@ -186,6 +186,10 @@ def corpus_build(count: int, seed: int) -> Path:
     done = root / ".complete"
     if done.exists():
         return root
+    # Its own repository: bench/.corpus is git-ignored here, and the scanner rightly skips
+    # ignored folders of the repository it walks up to.
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "--quiet", str(root)], check=True)
     rng = random.Random(seed)
     skills = root / "skills"
     skills.mkdir(parents=True, exist_ok=True)
@@ -363,9 +367,9 @@ def phase_ingest(corpus: Path, pg_url: str) -> dict[str, Any]:
     )
     from governance.skills.services import source_ingest, source_register
 
-    location = str(corpus / "skills")
-    Source.objects.filter(location=location).delete()
-    Blob.objects.all().delete()  # the bench database holds only this corpus
+    location = str((corpus / "skills").resolve())
+    Source.objects.all().delete()  # the bench database holds only this corpus: start empty
+    Blob.objects.all().delete()
     source = source_register(kind="project", location=location, display_name="bench corpus")
     run = IngestRun.objects.create(source=source, source_kind=source.kind, location=source.location)
     rss_before = _rss_mb()
