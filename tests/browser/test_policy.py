@@ -74,3 +74,24 @@ def test_developer_is_refused_the_editor(login: Any, developer_user: User) -> No
     assert response.status == 403
     response = page.goto("/policy/impact/")
     assert response.status == 403
+
+
+def test_developer_sees_decision_and_risk_in_the_catalog(login: Any, developer_user: User, org: Org) -> None:
+    risky = stored_skill(
+        "shell-tools",
+        project=org.payments_api,
+        frontmatter={"allowed-tools": "Bash Read", "hooks": {"PostToolUse": []}, "preExecCommand": "x"},
+        extra_files={"scripts/run.sh": b"echo\n"},
+    )
+    page = login(developer_user)
+    page.goto("/catalog/")
+    row = page.locator("tr[data-skill=shell-tools]")
+    assert "ask" in row.inner_text() and "high risk" in row.inner_text()
+    shot(page, "catalog-permission")
+    page.goto(f"/catalog/skills/{risky.pk}/")
+    section = page.locator("[data-testid=permission]")
+    assert section.locator("[data-testid=decision]").inner_text() == "ask"
+    assert "preExecCommand" in section.inner_text()
+    assert "blocked" in section.locator("[data-testid=risk-summary]").inner_text()
+    section.scroll_into_view_if_needed()
+    shot(page, "catalog-skill-permission")
