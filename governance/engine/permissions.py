@@ -402,8 +402,9 @@ def decide(subject: SkillSubject, settings: PermissionSettings) -> Decision:
         )
         return done(Effect.DENY)
 
+    matched = [r for r in settings.rules if r.matches(subject)]
     for effect, code in ((Effect.DENY, "deny-rule"), (Effect.ASK, "ask-rule"), (Effect.ALLOW, "allow-rule")):
-        matching = [r for r in settings.rules if r.effect is effect and r.matches(subject)]
+        matching = [r for r in matched if r.effect is effect]
         if matching:
             for rule in matching:
                 message = f"{effect.value} rule matches ({rule.label})"

@@ -10,6 +10,7 @@ import enum
 import fnmatch
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
@@ -25,6 +26,7 @@ def pattern_spec(pattern: str) -> str:
     return f"github:{text}" if _SHORTHAND_RE.match(text) else text
 
 
+@lru_cache(maxsize=65536)
 def _location(spec: str) -> SourceLocation | None:
     try:
         return parse_location(spec)
@@ -32,8 +34,13 @@ def _location(spec: str) -> SourceLocation | None:
         return None
 
 
+@lru_cache(maxsize=65536)
 def canonical_identity(spec: str) -> str:
-    """One identity for every spelling of one source (``governance.engine.identity``)."""
+    """One identity for every spelling of one source (``governance.engine.identity``).
+
+    Cached: decisions compare every rule's pattern with every skill's source, and a catalog
+    has few distinct sources.
+    """
     found = _location(spec) if spec else None
     return found.identity if found is not None else spec.strip()
 
