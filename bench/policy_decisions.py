@@ -14,7 +14,9 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -23,7 +25,7 @@ from governance.engine.permissions import SkillSubject, decide, evaluate
 from governance.engine.policydoc import parse_document
 from governance.engine.types import SourceKind
 
-EXTRA = [
+EXTRA: list[dict[str, Any]] = [
     {},
     {"allowed-tools": "Bash(git:*) Read"},
     {"allowed-tools": "Bash"},
@@ -80,9 +82,9 @@ def policy(rules: int) -> dict[str, object]:
     }
 
 
-def timed(label: str, count: int, fn: object) -> None:
+def timed(label: str, count: int, fn: Callable[[], object]) -> None:
     start = time.perf_counter()
-    fn()  # type: ignore[operator]
+    fn()
     elapsed = time.perf_counter() - start
     rate = f"{count / elapsed:,.0f}/s" if count else ""
     print(f"| {label} | {count:,} | {elapsed * 1000:,.0f} ms | {rate} |")
