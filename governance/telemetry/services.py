@@ -383,7 +383,7 @@ def _day_bounds(day: date) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
-SKILL_DIMS = ("skill_key", "skill_id", "skill_source", "team_id", "project_id", "agent", "agent_version")
+SKILL_DIMS = ("skill_key", "skill_id", "team_id", "project_id", "agent", "agent_version")
 FLEET_DIMS = ("team_id", "project_id", "agent", "agent_version")
 
 
@@ -398,6 +398,7 @@ def _skill_aggregates() -> dict[str, Any]:
     metric = Q(type=EventType.USAGE_METRIC.value)
     return {
         "events": Count("id"),
+        "source": Max("skill_source", filter=~Q(skill_source__in=["", "unknown"])),
         "sessions": Count("session", distinct=True, filter=~Q(session="")),
         "loads": Count("id", filter=_type(EventType.SKILL_LOADED)),
         "inv_user": Count("id", filter=_type(inv, trigger="user-slash")),
@@ -481,6 +482,7 @@ def _compute_day(day: date) -> tuple[int, int]:
             SkillDaily(
                 day=day,
                 **{d: row[d] for d in SKILL_DIMS},
+                skill_source=row["source"] or "unknown",
                 events=row["events"],
                 sessions=row["sessions"],
                 loads=row["loads"],
