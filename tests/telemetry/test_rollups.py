@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,8 +15,8 @@ from django.test import Client
 
 from governance.engine.telemetry import validate_event
 from governance.telemetry.models import Event, FleetDaily, PendingRollup, SkillDaily
-from governance.telemetry.services import events_store, rollup_compute, rollups_sweep
 from governance.telemetry.selectors import Window, frecency, skill_health
+from governance.telemetry.services import events_store, rollup_compute, rollups_sweep
 from tests.telemetry.factories import auth, native
 
 NOON = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(days=1)
