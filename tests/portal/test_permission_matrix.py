@@ -61,6 +61,18 @@ def _patch_delivery(org: Any) -> int:
     return make_patch_delivery(org).pk
 
 
+def _ingest_source(org: Any) -> int:
+    from governance.skills.models import Source
+
+    return Source.objects.get_or_create(kind="project", identity="github.com/acme/matrix")[0].pk
+
+
+def _ingest_run(org: Any) -> int:
+    from governance.skills.models import IngestRun
+
+    return IngestRun.objects.create(source_kind="project", location="https://github.com/acme/matrix").pk
+
+
 PAGES: dict[str, tuple[str, Builder]] = {
     "home": ("developer", no_kwargs),
     "tokens": ("developer", no_kwargs),
@@ -83,6 +95,10 @@ PAGES: dict[str, tuple[str, Builder]] = {
     "review-delivery-patch": ("developer", lambda org: {"delivery_id": _patch_delivery(org)}),
     "audit": ("admin", no_kwargs),
     "audit-export": ("admin", no_kwargs),
+    "sources": ("admin", no_kwargs),
+    "source-detail": ("admin", lambda org: {"source_id": _ingest_source(org)}),
+    "ingest-run": ("lead", lambda org: {"run_id": _ingest_run(org)}),
+    "skills-upload": ("lead", no_kwargs),
 }
 
 # Reachable without a session on purpose (they authenticate otherwise or are public by nature).
@@ -106,6 +122,7 @@ ACTIONS = {
     "review-comment",
     "review-rollback",
     "review-delivery-retry",
+    "source-ingest",
 }
 
 
