@@ -22,15 +22,17 @@ def test_anonymous_visitor_is_sent_to_login(page: Any) -> None:
 
 def test_admin_sees_admin_entry(login: Any, admin_user: User) -> None:
     page = login(admin_user)
-    assert nav_labels(page) == [*COMMON_NAV, "Admin"]
+    assert nav_labels(page) == [*COMMON_NAV, "Sources", "Admin"]
     assert "admin" in page.inner_text("[data-testid=role]")
 
 
-@pytest.mark.parametrize("actor", ["lead_user", "developer_user"])
-def test_non_admins_see_no_admin_entry(login: Any, actor: str, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(("actor", "extra"), [("lead_user", ["Sources"]), ("developer_user", [])])
+def test_non_admins_see_no_admin_entry(
+    login: Any, actor: str, extra: list[str], request: pytest.FixtureRequest
+) -> None:
     user = request.getfixturevalue(actor)
     page = login(user)
-    assert nav_labels(page) == COMMON_NAV
+    assert nav_labels(page) == [*COMMON_NAV, *extra]
 
 
 def test_wrong_password_is_refused(page: Any, developer_user: User) -> None:
