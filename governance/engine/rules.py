@@ -427,14 +427,21 @@ def _check_name(c: _Checker, folder: str) -> str | None:
                 f"Directory name '{folder}' must match skill name '{name}'",
                 "name",
             )
-    if not name.isascii():
-        odd = sorted({ch for ch in name if not ch.isascii()})
-        scripts = _scripts(name)
+    declared = raw.strip()
+    if not declared.isascii():
+        odd = sorted({ch for ch in declared if not ch.isascii()})
+        scripts = _scripts(declared)
         mixed = " It mixes scripts (" + ", ".join(sorted(scripts)) + ")." if len(scripts) > 1 else ""
+        nfkc = (
+            f" It is not in NFKC form: checkers that normalise read '{name}', agents read it as written."
+            if declared != name
+            else ""
+        )
+        shown = ", ".join(f"{ch} U+{ord(ch):04X}" for ch in odd[:5])
         c.at(
             "name-non-ascii",
             Severity.WARNING,
-            f"Skill name '{name}' contains non-ASCII characters ({', '.join(odd[:5])}).{mixed} Agents compare "
+            f"Skill name '{declared}' contains non-ASCII characters ({shown}).{mixed}{nfkc} Agents compare "
             "names as exact strings, so a look-alike (Cyrillic 'е' for Latin 'e') is another skill; "
             "prefer a-z, 0-9 and hyphens.",
             "name",

@@ -430,6 +430,15 @@ class _PackageReader:
 
     def read(self, full: str, rel: str) -> None:
         limits = self.limits
+        if not rel.isascii() and not _utf8_safe(rel):
+            shown = _printable(rel)
+            self.refuse(
+                "package-file-name-invalid",
+                Severity.WARNING,
+                f"'{shown}' has a name that is not valid UTF-8: not stored. Rename the file.",
+                shown,
+            )
+            return
         if len(self.files) >= limits.max_files:
             self.refuse(
                 "package-too-many-files",
@@ -494,6 +503,18 @@ class _PackageReader:
                 self.nested.append(parent)
 
 
+def _utf8_safe(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes of a file name (surrogate escapes)
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _read_capped(fd: int, expected: int, cap: int) -> bytes:
     """Read a regular file to its end, or ``cap`` bytes when it grew past that meanwhile."""
     want = min(expected + 1, cap)
@@ -552,6 +573,14 @@ def load_skill_folder(
     name = os.path.basename(folder_str.rstrip(os.sep))
     root_real = _real_root(root_str)
     rel_path, real = _locate(folder_str, root_str, root_real)
+    if not folder_str.isascii() and not _utf8_safe(folder_str):
+        return _unreadable(
+            _printable(name),
+            _printable(rel_path),
+            source,
+            "skill-folder-name-invalid",
+            f"Skill folder {_printable(folder_str)} has a name that is not valid UTF-8: refused. Rename it.",
+        )
     if not _inside(real, root_real):
         return _unreadable(
             name,

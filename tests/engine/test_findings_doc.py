@@ -11,7 +11,7 @@ EMITTERS = ("skillfile.py", "rules.py", "yamlsafe.py")
 
 def emitted_codes() -> set[str]:
     pattern = re.compile(
-        r'\b(?:Finding|YamlRefused|at|add|refuse|_unreadable)\(\s*(?:[\w.]+,\s*)*"([a-z0-9]+(?:-[a-z0-9]+)+)"'
+        r'\b(?:Finding|YamlRefused|at|add|refuse|_unreadable)\(\s*(?:[\w.]+(?:\([^)]*\))?,\s*)*"([a-z0-9]+(?:-[a-z0-9]+)+)"'
     )
     found: set[str] = set()
     for name in EMITTERS:

@@ -172,3 +172,26 @@ def test_license_file_reference(tmp_path: Path) -> None:
     skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT)
     assert "license-file-missing" not in codes(skill)
     assert only(skill, "license-proprietary").severity is Severity.INFO
+
+
+def test_file_names_that_are_not_utf8_are_refused(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path)
+    with open(os.path.join(os.fsencode(folder), b"bad\xff.txt"), "wb") as handle:
+        handle.write(b"x")
+    skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT)
+    finding = only(skill, "package-file-name-invalid")
+    assert (
+        finding.message == "'bad\\xff.txt' has a name that is not valid UTF-8: not stored. Rename the file."
+    )
+    assert all(f.path.isascii() for f in skill.files) and skill.valid
+
+
+def test_folder_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    raw = os.path.join(os.fsencode(tmp_path), b"sk\xffill")
+    os.mkdir(raw)
+    with open(os.path.join(raw, b"SKILL.md"), "wb") as handle:
+        handle.write(skill_md(GOOD))
+    skill = load_skill_folder(Path(os.fsdecode(raw)), root=tmp_path, source=SourceKind.PROJECT)
+    assert codes(skill) == ["skill-folder-name-invalid"]
+    assert skill.path == "sk\\xffill" and skill.files == []
+    skill.path.encode("utf-8")  # storable

@@ -355,3 +355,37 @@ def test_no_rule_guesses_fork_constraints() -> None:
     body = "# Rules\n\nAlways use tabs. Never commit to main.\n"
     skill = parse(GOOD + "\ncontext: fork", body)
     assert codes(skill) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "fragment"),
+    [
+        ("../../etc", "name-invalid-chars", "Found: '.', '/'."),
+        ("deploy\u202eyolped", "name-invalid-chars", "'\\u202e'"),
+        ("de\u200dploy", "name-invalid-chars", "'\\u200d'"),
+        ("deploy prod", "name-invalid-chars", "Found: ' '."),
+        ("<script>", "name-invalid-chars", "Found: '<', '>'."),
+    ],
+)
+def test_hostile_names_are_refused_with_the_characters_named(name: str, code: str, fragment: str) -> None:
+    skill = parse(f'name: "{name}"\n{DESC}', folder="deploy")
+    finding = only(skill, code)
+    assert fragment in finding.message, finding.message
+    assert not skill.valid
+
+
+def test_fullwidth_name_equals_folder_after_nfkc_but_is_flagged() -> None:
+    skill = parse(f"name: ｄｅｐｌｏｙ\n{DESC}", folder="deploy")
+    assert "name-folder-mismatch" not in codes(skill)
+    finding = only(skill, "name-non-ascii")
+    assert (
+        "It is not in NFKC form: checkers that normalise read 'deploy', agents read it as written."
+        in finding.message
+    )
+    assert "ｄ U+FF44" in finding.message
+    assert skill.name == "ｄｅｐｌｏｙ"  # stored as declared: that is what agents match
+
+
+def test_control_characters_in_yaml_are_refused() -> None:
+    skill = parse(f'name: "a\x00b"\n{DESC}')
+    assert only(skill, "yaml-invalid").message.startswith("Invalid YAML in frontmatter:")
