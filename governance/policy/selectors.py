@@ -10,11 +10,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.core.cache import cache
+from django.db.models import Count, Max, QuerySet
 
 from governance.engine.managed_settings import compile_dropins, compile_managed_settings
 from governance.engine.permissions import (
     Decision,
+    Effect,
     PermissionSettings,
     RiskSummary,
     SkillSubject,
@@ -169,6 +171,32 @@ def skill_permissions(
 
 def skill_permission(skill: Skill) -> SkillPermission | None:
     return skill_permissions([skill.pk]).get(skill.pk)
+
+
+def catalog_decision_counts(version: PolicyVersion | None) -> dict[str, int]:
+    """How many current skills each decision covers under ``version``.
+
+    Cached per (policy hash, catalog state): the overview page must not re-decide a large
+    catalog on every view; any new version or skill changes the key.
+    """
+    state = Skill.objects.filter(current_version__isnull=False, removed_at__isnull=True).aggregate(
+        n=Count("id"), latest=Max("current_version_id"), updated=Max("updated_at")
+    )
+    key = (
+        "policy:counts:"
+        + hashlib.sha256(
+            f"{version.document_sha256 if version else ''}|{state['n']}|{state['latest']}|{state['updated']}".encode()
+        ).hexdigest()
+    )
+    cached = cache.get(key)
+    if isinstance(cached, dict):
+        return cached
+    settings = policy_document(version).permission_settings()
+    counts = {e.value: 0 for e in (Effect.ALLOW, Effect.ASK, Effect.DENY)}
+    for item in catalog_subjects():
+        counts[decide(item.subject, settings).decision.value] += 1
+    cache.set(key, counts, timeout=3600)
+    return counts
 
 
 def skill_decision(*, skill: Skill, version: SkillVersion) -> dict[str, Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from django import forms
@@ -14,7 +13,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from governance.engine.managed_settings import portal_only
-from governance.engine.permissions import Effect
 from governance.engine.policydoc import Change, canonical_json, diff_documents, empty_document
 from governance.policy import selectors
 from governance.policy.api import portal_base_url
@@ -50,11 +48,7 @@ def policy(request: HttpRequest) -> HttpResponse:
     base = portal_base_url(request)
     compiled = selectors.managed_settings_file(base_url=base, version=published)
     dropins = selectors.managed_settings_dropins_zip(base_url=base, version=published)
-    subjects = selectors.catalog_subjects()
-    settings = doc.permission_settings()
-    from governance.engine.permissions import decide
-
-    counts = Counter(decide(item.subject, settings).decision.value for item in subjects)
+    counts = selectors.catalog_decision_counts(published)
     return render(
         request,
         "policy/overview.html",
@@ -66,10 +60,8 @@ def policy(request: HttpRequest) -> HttpResponse:
             "compiled_text": compiled.content.decode(),
             "dropins": dropins,
             "portal_only": portal_only(doc),
-            "decision_counts": [
-                (e.value, counts.get(e.value, 0)) for e in (Effect.ALLOW, Effect.ASK, Effect.DENY)
-            ],
-            "skills_checked": len(subjects),
+            "decision_counts": list(counts.items()),
+            "skills_checked": sum(counts.values()),
             "can_edit": user_is_admin(request.user),
         },
     )

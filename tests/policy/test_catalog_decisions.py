@@ -30,8 +30,12 @@ def test_catalog_shows_decision_and_risk(developer_client: Client, admin_user: U
     assert "risk: high" in page and "allowed-tools-workspace-trust" in page
     assert "declared, <strong>blocked</strong>" in page
     assert "scripts/run.sh" in page
+    overview = developer_client.get("/policy/").content.decode()
+    assert "allow 1</span>" in overview and "ask 1</span>" in overview and "deny 0</span>" in overview
     policy_draft_update(actor=admin_user, document={"skill_rules": [{"effect": "deny", "name": "shell-*"}]})
     policy_publish(actor=admin_user)
     page = developer_client.get(f"/catalog/skills/{risky.pk}/").content.decode()
     assert 'data-testid="decision">deny<' in page and "under policy v1" in page
     assert "deny rule matches (deny name=shell-*)" in page
+    overview = developer_client.get("/policy/").content.decode()
+    assert "deny 1</span>" in overview and "ask 0</span>" in overview  # the cached counts follow the policy
