@@ -88,6 +88,12 @@ class Catalog:
 
 @pytest.fixture
 def catalog(org: Any) -> Catalog:
+    return build_catalog(org)
+
+
+def build_catalog(org: Any) -> Catalog:
+    """Two projects, org-wide managed and bundled sources, a shadow, a look-alike, hidden and
+    conditional skills, and a skill body carrying a script and a remote image."""
     managed = make_source("managed", "managed:/etc/claude-code")
     bundled = make_source("bundled", "claude-code")
     payments_repo = make_source("project", "github.com/acme/payments-api", org.payments_api)
