@@ -7,6 +7,7 @@ import io
 import json
 import zipfile
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -78,3 +79,23 @@ def test_nothing_published_still_downloads_a_valid_empty_file(
     response = as_bearer(token).get("/api/v1/policy/managed-settings.json")
     assert response.status_code == 200 and response["X-Policy-Version"] == "0"
     validate_settings(json.loads(response.content))
+
+
+@pytest.mark.django_db
+def test_skill_decision_endpoint(developer_user: User, make_token: Callable[..., str], org: Any) -> None:
+    from tests.policy.factories import stored_skill
+
+    skill = stored_skill("tools", project=org.payments_api, frontmatter={"allowed-tools": "Bash(gh:*)"})
+    client = as_bearer(make_token(developer_user, "skills:read"))
+    body = client.get(f"/api/v1/policy/skills/{skill.pk}/decision").json()
+    assert body["decision"] == "ask" and body["skill"] == "tools"
+    assert body["reasons"][0]["keys"] == ["allowed-tools"]
+    assert body["risk"]["level"] == "high"
+    assert [f["code"] for f in body["risk"]["findings"]] == ["allowed-tools-workspace-trust"]
+    assert client.get("/api/v1/policy/skills/999999/decision").status_code == 404
+    assert (
+        as_bearer(make_token(developer_user, "policy:read"))
+        .get(f"/api/v1/policy/skills/{skill.pk}/decision")
+        .status_code
+        == 401
+    )
