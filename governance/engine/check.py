@@ -69,6 +69,7 @@ class Row:
     shadowed_by: str | None = None
     extra_findings: list[Finding] = field(default_factory=list)
     permission: dict[str, Any] | None = None
+    marketplace: str = ""  # name of the marketplace the skill's plugin came from, if any
 
     @property
     def findings(self) -> list[Finding]:
@@ -114,7 +115,7 @@ def column_permission(rows: list[Row], managed_settings: Any | None) -> None:
 
     defaults = PermissionSettings()
     for row in rows:
-        subject = SkillSubject.from_parsed(row.skill)
+        subject = SkillSubject.from_parsed(row.skill, marketplace=row.marketplace)
         decision = (
             evaluate_managed(subject, managed_settings) if managed_settings else decide(subject, defaults)
         )
@@ -221,7 +222,10 @@ def run_check(
         result: ScanResult = scan_source(target.path, kind=target.kind, strict=strict, label=target.path)
         errors += result.errors
         cannot_run = cannot_run or result.unreadable
-        rows += [Row(root=target.path, skill=s) for s in result.skills]
+        market = result.marketplace.name if result.marketplace is not None else ""
+        rows += [
+            Row(root=target.path, skill=s, marketplace=market if s.plugin else "") for s in result.skills
+        ]
     if rows:
         column_status(rows, agent)
         column_permission(rows, settings)

@@ -100,3 +100,36 @@ def test_plugin_only_lock_and_blocked_marketplace(tmp_path: Path) -> None:
     assert permission["decision"] == "deny" and permission["reasons"][0]["code"] == "channel-locked"
     _, managed = check(f"managed={project}", "--managed-settings", str(settings_file))
     assert managed["skills"][0]["permission"]["decision"] == "allow"
+
+
+def test_enabled_plugins_and_plugin_skill_rules_in_a_marketplace_checkout(tmp_path: Path) -> None:
+    market = tmp_path / "market"
+    (market / ".claude-plugin").mkdir(parents=True)
+    (market / ".claude-plugin/marketplace.json").write_text(
+        json.dumps(
+            {
+                "name": "acme-tools",
+                "owner": {"name": "Acme"},
+                "plugins": [
+                    {"name": "legacy", "source": "./plugins/legacy"},
+                    {"name": "lint", "source": "./plugins/lint"},
+                ],
+            }
+        )
+    )
+    write(market / "plugins/legacy/skills", "old")
+    write(market / "plugins/lint/skills", "style")
+    settings_file = tmp_path / "managed-settings.json"
+    settings_file.write_text(
+        json.dumps(
+            {
+                "enabledPlugins": {"legacy@acme-tools": False},
+                "permissions": {"allow": ["Skill(lint:style)"]},
+            }
+        )
+    )
+    _, report = check(f"plugin={market}", "--managed-settings", str(settings_file))
+    decisions = by_name(report)
+    assert decisions["legacy:old"]["decision"] == "deny"
+    assert decisions["legacy:old"]["reasons"][0]["code"] == "plugin-disabled"
+    assert decisions["lint:style"]["decision"] == "allow"
