@@ -395,8 +395,14 @@ def source_ingest(*, run: IngestRun) -> IngestRun:
         else:
             root = Path(location.path)
         progress.phase("scanning")
+        # The registered folder (or checkout) is the boundary: no walking up past it.
         result = scan_source(
-            root, kind=SourceKind(source.kind), identity=source.identity, label=".", progress=progress
+            root,
+            kind=SourceKind(source.kind),
+            identity=source.identity,
+            label=".",
+            progress=progress,
+            walk_up=False,
         )
         if result.unreadable:
             run.findings = [e.as_dict() for e in result.errors]

@@ -1,0 +1,3 @@
+import sys
+
+print("fill", sys.argv[1:])

@@ -1,0 +1,2 @@
+#!/bin/sh
+kubeconform -strict k8s/
