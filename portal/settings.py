@@ -191,6 +191,13 @@ SKILL_STORAGE_DIR = Path(os.environ.get("SKILL_STORAGE_DIR", str(BASE_DIR / "var
 PORTAL_BASE_URL = os.environ.get("PORTAL_BASE_URL", "").rstrip("/")
 PSEUDONYM_KEY = os.environ.get("PSEUDONYM_KEY", SECRET_KEY)
 SELF_EVOLUTION_ENABLED = env_bool("SELF_EVOLUTION_ENABLED", True)
+# Reviews: delivery of approved changes with the git CLI (each command bounded), the portal's
+# commit identity, and the sweeper that re-sends deliveries still pending in the database.
+REVIEWS_GIT_TIMEOUT = env_int("REVIEWS_GIT_TIMEOUT", 60, minimum=1)
+REVIEWS_GIT_AUTHOR_NAME = os.environ.get("REVIEWS_GIT_AUTHOR_NAME", "Skill governance portal")
+REVIEWS_GIT_AUTHOR_EMAIL = os.environ.get("REVIEWS_GIT_AUTHOR_EMAIL", "skill-portal@localhost")
+REVIEWS_DELIVERY_STUCK_SECONDS = env_int("REVIEWS_DELIVERY_STUCK_SECONDS", 900, minimum=60)
+CELERY_BEAT_SCHEDULE["reviews-deliveries-sweep"] = {"task": "reviews.sweep_deliveries", "schedule": 60.0}
 TELEMETRY_RETENTION_DAYS = env_int("TELEMETRY_RETENTION_DAYS", 90, minimum=1)
 TELEMETRY_MAX_BATCH_EVENTS = 1000
 TELEMETRY_MAX_BATCH_BYTES = env_int("TELEMETRY_MAX_BATCH_BYTES", 4 * 1024 * 1024, minimum=1024)

@@ -75,6 +75,13 @@ def frontmatter_difference(base: bytes, proposed: bytes) -> FrontmatterDifferenc
     return FrontmatterDifference(offset=offset, line=proposed[:offset].count(b"\n") + 1)
 
 
+def with_line_endings_of(text: str, reference: bytes) -> str:
+    """``text`` with the line endings of ``reference``: browsers send every textarea with CRLF,
+    which would otherwise change every line (and the frontmatter bytes) of an LF file."""
+    lf = text.replace("\r\n", "\n")
+    return lf.replace("\n", "\r\n") if b"\r\n" in reference else lf
+
+
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 

@@ -662,8 +662,8 @@ def _rollback(*, proposal_id: int, reviewer: User) -> Delivery:
 
 def _author() -> Author:
     return Author(
-        name=getattr(settings, "REVIEWS_GIT_AUTHOR_NAME", "Skill governance portal"),
-        email=getattr(settings, "REVIEWS_GIT_AUTHOR_EMAIL", "skill-portal@localhost"),
+        name=settings.REVIEWS_GIT_AUTHOR_NAME,
+        email=settings.REVIEWS_GIT_AUTHOR_EMAIL,
     )
 
 
@@ -700,9 +700,7 @@ def _commit_for(delivery: Delivery) -> Commit:
 
 def _claim(delivery_id: int) -> Delivery | None:
     """Move a pending (or long-stuck running) delivery to running; None if another worker has it."""
-    stuck_before = timezone.now() - timedelta(
-        seconds=getattr(settings, "REVIEWS_DELIVERY_STUCK_SECONDS", 900)
-    )
+    stuck_before = timezone.now() - timedelta(seconds=settings.REVIEWS_DELIVERY_STUCK_SECONDS)
     with transaction.atomic():
         delivery = (
             Delivery.objects.select_for_update(of=("self",))
@@ -746,7 +744,7 @@ def delivery_run(*, delivery_id: int) -> Delivery | None:
     commit = _commit_for(delivery)
     after = version_file_contents(delivery.version)
     before = version_file_contents(delivery.previous_version)
-    timeout = float(getattr(settings, "REVIEWS_GIT_TIMEOUT", 60))
+    timeout = float(settings.REVIEWS_GIT_TIMEOUT)
     commit_sha = ""
     patch = ""
     try:
@@ -841,7 +839,7 @@ def delivery_retry(*, delivery_id: int, user: User) -> Delivery:
 def deliveries_sweep(*, older_than_seconds: int = 60) -> list[int]:
     """Re-enqueue deliveries the database says are pending (lost messages) or stuck running."""
     now = timezone.now()
-    stuck = now - timedelta(seconds=getattr(settings, "REVIEWS_DELIVERY_STUCK_SECONDS", 900))
+    stuck = now - timedelta(seconds=settings.REVIEWS_DELIVERY_STUCK_SECONDS)
     pending = Delivery.objects.filter(
         state=DeliveryState.PENDING, created_at__lt=now - timedelta(seconds=older_than_seconds)
     )

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from governance.engine.proposals import side_by_side, unified_diff
+from governance.engine.proposals import side_by_side, unified_diff, with_line_endings_of
 from governance.reviews import selectors, services
 from governance.reviews.forms import ApproveForm, BulkApproveForm, CommentForm, DismissForm, QueueFilterForm
 from governance.reviews.models import Delivery, DeliveryMode, DeliveryState, Proposal, ProposalState
@@ -122,7 +122,10 @@ def approve(request: HttpRequest, proposal_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, "The approval form was not valid.")
         return redirect("review-detail", proposal_id=proposal.pk)
-    edited = form.cleaned_data["edited_text"] if "edit" in request.POST else None
+    edited = None
+    if "edit" in request.POST:
+        base = services.version_skill_md(proposal.base_version)
+        edited = with_line_endings_of(form.cleaned_data["edited_text"], base)
     try:
         services.proposal_approve(
             proposal_id=proposal.pk,

@@ -175,8 +175,7 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture
-def bare_repo(tmp_path: Path, project_skill: ProjectSkill, org: Org) -> Path:
+def make_bare_repo(tmp_path: Path, org: Org) -> Path:
     """payments-api as a bare repository holding v1 of the skill; registered as the push URL."""
     work = tmp_path / "seed"
     work.mkdir()
@@ -193,6 +192,11 @@ def bare_repo(tmp_path: Path, project_skill: ProjectSkill, org: Org) -> Path:
     org.payments_api.push_url = str(bare)
     org.payments_api.save()
     return bare
+
+
+@pytest.fixture
+def bare_repo(tmp_path: Path, project_skill: ProjectSkill, org: Org) -> Path:
+    return make_bare_repo(tmp_path, org)
 
 
 def branch_file(bare: Path, branch: str, path: str) -> str:
