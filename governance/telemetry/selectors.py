@@ -66,7 +66,7 @@ def frecency(usage_count: int, days_since_last_use: float | None) -> float:
 
 def display_name(skill_key: str) -> str:
     if skill_key.startswith(ANON_PREFIX):
-        return f"private skill {skill_key[len(ANON_PREFIX) : len(ANON_PREFIX) + 8]}…"
+        return f"private-{skill_key[len(ANON_PREFIX) : len(ANON_PREFIX) + 8]}"
     return BUCKET_LABELS.get(skill_key, skill_key)
 
 

@@ -47,7 +47,7 @@ def _filter_choices() -> dict[str, Any]:
     return {
         "teams": Team.objects.order_by("name"),
         "projects": Project.objects.order_by("name"),
-        "versions": list(versions),
+        "version_choices": list(versions),
         "windows": WINDOWS,
     }
 

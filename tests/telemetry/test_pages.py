@@ -70,7 +70,7 @@ def test_developers_see_health_without_cost(developer_client: Client, telemetry:
     assert response.status_code == 200
     html = response.content.decode()
     assert 'data-skill="release-notes"' in html
-    assert "private skill" in html and "deploy-to-acme-prod" not in html
+    assert "private-" in html and "deploy-to-acme-prod" not in html
     assert 'data-testid="org-cost"' not in html and "most-costly" not in html and "$1.75" not in html
     assert '"cost"' not in html  # not even in the chart data
 
