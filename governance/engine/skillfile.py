@@ -167,10 +167,11 @@ def parse_skill_md(
     strict: bool = False,
     limits: Limits = DEFAULT_LIMITS,
     file: str = SKILL_MD,
+    sha256: str | None = None,
 ) -> ParsedSkill:
     """Parse and validate the bytes of one SKILL.md. ``folder`` is the folder name on disk (the
     name must equal it; empty to skip that check), ``path`` the folder relative to the scanned
-    root. Never raises on bad content."""
+    root. ``sha256`` may pass the digest of ``data`` when the caller has it. Never raises on bad content."""
     skill = ParsedSkill(
         name=folder,
         folder=folder,
@@ -179,7 +180,7 @@ def parse_skill_md(
         frontmatter={},
         frontmatter_text="",
         body="",
-        skill_md_sha256=hashlib.sha256(data).hexdigest(),
+        skill_md_sha256=sha256 or hashlib.sha256(data).hexdigest(),
         skill_md_name=file,
     )
     findings = skill.findings
@@ -613,6 +614,7 @@ def load_skill_folder(
         strict=strict,
         limits=limits,
         file=skill_md.path,
+        sha256=skill_md.sha256,
     )
     if skill_md.path != SKILL_MD:
         skill.findings.append(
