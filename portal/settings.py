@@ -184,6 +184,8 @@ CELERY_BEAT_SCHEDULE["skills-ingest-sweep"] = {"task": "skills.ingest_runs_sweep
 # Skill ingest: git fetch timeout, and whether file:// / local git URLs are accepted (tests, mirrors).
 SKILL_GIT_TIMEOUT_S = env_int("SKILL_GIT_TIMEOUT_S", 120, minimum=1)
 SKILL_GIT_ALLOW_LOCAL = env_bool("SKILL_GIT_ALLOW_LOCAL", False)
+# Marketplace plugins served from other git repositories: recorded always, fetched only when on.
+SKILL_FETCH_REMOTE_PLUGINS = env_bool("SKILL_FETCH_REMOTE_PLUGINS", False)
 SKILL_UPLOAD_MAX_BYTES = env_int("SKILL_UPLOAD_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 SKILL_STORAGE_DIR = Path(os.environ.get("SKILL_STORAGE_DIR", str(BASE_DIR / "var" / "skills")))
 # Public URL of the portal (e.g. https://skills.example.com), used in files agents download;

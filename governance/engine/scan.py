@@ -233,3 +233,60 @@ def _scan_plugins(
             done_before=index,
             total=total,
         )
+
+
+def scan_remote_plugin(
+    checkout: Path,
+    entry: PluginEntry,
+    *,
+    strict: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+    identity: str = "",
+) -> ScanResult:
+    """Skills of a remote plugin fetched into ``checkout`` (``git-subdir`` sources: its folder).
+
+    Paths are reported as ``<plugin>@remote/<path in the plugin>``; the subfolder must stay
+    inside the checkout.
+    """
+    checkout = Path(os.path.realpath(checkout))
+    result = ScanResult(root=checkout, kind=SourceKind.PLUGIN)
+    root = Path(os.path.realpath(checkout / entry.subdir)) if entry.subdir else checkout
+    if not (root == checkout or checkout in root.parents) or not root.is_dir():
+        result.unreadable = True
+        result.errors.append(
+            ScanError(
+                entry.name,
+                "plugin-source-outside-root",
+                f"plugin {entry.name}: path {entry.subdir!r} not usable",
+            )
+        )
+        return result
+    local = PluginEntry(
+        name=entry.name, source_kind="path", root=root, rel=".", skill_paths=list(entry.skill_paths)
+    )
+    read_plugin_manifest(root, local, ".")
+    local.name = entry.name  # the marketplace's name is the namespace
+    found = _scan_plugin(
+        result,
+        local,
+        root,
+        entry.name,
+        strict=strict,
+        limits=limits,
+        discover_limits=DiscoverLimits(),
+        identity=identity,
+    )
+    for skill_dir, boundary, plugin in found:
+        skill_dir.rel = f"{entry.name}@remote/{skill_dir.rel}"
+        result.skills += _read_dirs(
+            [(skill_dir, boundary)],
+            kind=SourceKind.PLUGIN,
+            strict=strict,
+            limits=limits,
+            identity=identity,
+            plugin=plugin,
+            progress=None,
+            done_before=0,
+            total=1,
+        )
+    return result

@@ -28,7 +28,7 @@ from governance.engine.archives import ArchiveLimits, ArchiveRefused, extract_ar
 from governance.engine.archives import check_name as _check_archive_name
 from governance.engine.gitsource import GitCheckout, GitOptions, GitSourceError, check_ref, git_fetch
 from governance.engine.identity import IdentityError, parse_location
-from governance.engine.scan import ScanResult, scan_source
+from governance.engine.scan import ScanError, ScanResult, scan_remote_plugin, scan_source
 from governance.engine.skillfile import parse_skill_md
 from governance.engine.types import PackageFile, ParsedSkill, Severity, SourceKind
 from governance.policy.admission import source_admission
@@ -283,8 +283,31 @@ def _enqueue(run_id: int) -> None:
     ingest_run_execute.delay(run_id)
 
 
-def ingest_runs_requeue(*, older_than_s: int = 120) -> list[int]:
-    """Re-send pending runs whose message was lost (the database is the source of truth)."""
+MAX_ATTEMPTS = 3
+
+
+def _recover_stale_running(stale_after_s: int) -> None:
+    """Runs left ``running`` by a worker that died: back to pending, or failed after 3 attempts."""
+    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    stale = IngestRun.objects.filter(status=IngestStatus.RUNNING, started_at__lt=cutoff, source__isnull=False)
+    stale.filter(attempts__gte=MAX_ATTEMPTS).update(
+        status=IngestStatus.FAILED,
+        error=f"the worker stopped during the run {MAX_ATTEMPTS} times; giving up",
+        finished_at=timezone.now(),
+        phase="done",
+    )
+    stale.filter(attempts__lt=MAX_ATTEMPTS).update(status=IngestStatus.PENDING, enqueued_at=None, phase="")
+
+
+def ingest_runs_requeue(*, older_than_s: int = 120, stale_running_s: int | None = None) -> list[int]:
+    """Re-send pending runs whose message was lost (the database is the source of truth).
+
+    Runs stuck in ``running`` longer than ``stale_running_s`` (setting
+    ``SKILL_INGEST_STALE_RUNNING_S``, default 30 minutes) lost their worker: they are retried.
+    """
+    if stale_running_s is None:
+        stale_running_s = int(getattr(settings, "SKILL_INGEST_STALE_RUNNING_S", 1800))
+    _recover_stale_running(stale_running_s)
     cutoff = timezone.now() - timedelta(seconds=older_than_s)
     ids = list(
         IngestRun.objects.filter(status=IngestStatus.PENDING, source__isnull=False)
@@ -407,6 +430,9 @@ def source_ingest(*, run: IngestRun) -> IngestRun:
         if result.unreadable:
             run.findings = [e.as_dict() for e in result.errors]
             return _finish(run, IngestStatus.FAILED, started=started, error=result.errors[0].message)
+        if result.remote_plugins and getattr(settings, "SKILL_FETCH_REMOTE_PLUGINS", False):
+            progress.phase("fetching plugins")
+            _fetch_remote_plugins(run=run, source=source, result=result)
         progress.phase("storing")
         _store_result(run=run, source=source, result=result, commit=run.commit)
     except GitSourceError as exc:
@@ -418,6 +444,52 @@ def source_ingest(*, run: IngestRun) -> IngestRun:
         if checkout is not None:
             shutil.rmtree(checkout.path, ignore_errors=True)
     return _finish(run, IngestStatus.SUCCEEDED, started=started)
+
+
+def _fetch_remote_plugins(*, run: IngestRun, source: Source, result: ScanResult) -> None:
+    """Fetch the marketplace's git plugins (setting ``SKILL_FETCH_REMOTE_PLUGINS``), each admitted first.
+
+    A plugin that is refused or cannot be fetched stays recorded with the reason; the others'
+    skills join the marketplace's in the same transaction.
+    """
+    remaining = []
+    for entry in result.remote_plugins:
+        if not entry.fetchable_git:
+            remaining.append(entry)
+            continue
+        admission = source_admission(
+            kind="plugin", location=entry.url, marketplace=source.location, actor=run.requested_by
+        )
+        if not admission.allowed:
+            result.errors.append(
+                ScanError(
+                    entry.name, "plugin-remote-refused", f"plugin {entry.name}: {admission.reason}", "warning"
+                )
+            )
+            continue
+        try:
+            checkout = git_fetch(entry.url, entry.sha or entry.ref, options=_git_options())
+        except GitSourceError as exc:
+            result.errors.append(
+                ScanError(entry.name, exc.code, f"plugin {entry.name}: {exc.message}", "warning")
+            )
+            remaining.append(entry)
+            continue
+        try:
+            fetched = scan_remote_plugin(checkout.path, entry, identity=source.identity)
+        finally:
+            shutil.rmtree(checkout.path, ignore_errors=True)
+        result.skills += fetched.skills
+        result.errors += fetched.errors
+        result.errors.append(
+            ScanError(
+                entry.name,
+                "plugin-remote-fetched",
+                f"plugin {entry.name} fetched from {entry.identity} at {checkout.commit}",
+                "info",
+            )
+        )
+    result.remote_plugins = remaining
 
 
 def _git_options() -> GitOptions:
@@ -453,7 +525,7 @@ def _store_result(*, run: IngestRun, source: Source, result: ScanResult, commit:
         counts = skills_store(
             source=source, parsed=result.skills, run=run, commit=commit, created_by=run.requested_by
         )
-        counts["scan_errors"] = len(result.errors)
+        counts["scan_errors"] = sum(1 for e in result.errors if e.severity == Severity.ERROR.value)
         if result.remote_plugins:
             counts["remote_plugins"] = len(result.remote_plugins)
         run.counts = counts

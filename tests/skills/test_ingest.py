@@ -226,6 +226,40 @@ def test_sweeper_requeues_lost_pending_runs(
     assert run.status == IngestStatus.SUCCEEDED
 
 
+def test_sweeper_retries_runs_whose_worker_died_then_gives_up(
+    skills_dir: Path, admin_user: User, django_capture_on_commit_callbacks: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    source = source_register(kind="managed", location=str(skills_dir))
+    long_ago = timezone.now() - timedelta(hours=2)
+    dead = IngestRun.objects.create(
+        source=source,
+        source_kind="managed",
+        location=str(skills_dir),
+        status=IngestStatus.RUNNING,
+        started_at=long_ago,
+        attempts=1,
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.ingest_runs_requeue() == [dead.pk]
+    dead.refresh_from_db()
+    assert dead.status == IngestStatus.SUCCEEDED and dead.attempts == 2
+    hopeless = IngestRun.objects.create(
+        source=source,
+        source_kind="managed",
+        location=str(skills_dir),
+        status=IngestStatus.RUNNING,
+        started_at=long_ago,
+        attempts=3,
+    )
+    assert services.ingest_runs_requeue() == []
+    hopeless.refresh_from_db()
+    assert hopeless.status == IngestStatus.FAILED and "3 times" in hopeless.error
+
+
 @pytest.mark.parametrize(
     ("kind", "location", "message"),
     [
