@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
+from ninja.errors import HttpError
 
 from governance.policy.api import router as policy_router
 from governance.reviews.api import router as reviews_router
@@ -21,6 +22,23 @@ api = NinjaAPI(
         "`python manage.py create_token`. Each endpoint names the scope it needs."
     ),
 )
+
+
+ERROR_CODES = {
+    400: "bad-request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not-found",
+    405: "method-not-allowed",
+}
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    """Every error the framework raises (unparseable body, missing auth, ...) has the API's error
+    shape ``{"code", "detail"}``, so it matches what endpoints document for their 4xx answers."""
+    code = ERROR_CODES.get(exc.status_code, f"http-{exc.status_code}")
+    return api.create_response(request, {"code": code, "detail": str(exc)}, status=exc.status_code)
 
 
 class Me(Schema):

@@ -3,7 +3,9 @@
 Defaults give the embedded development setup: SQLite, Celery in eager mode, DEBUG on.
 Production switches are environment variables, documented in the README:
 DATABASE_URL, CELERY_BROKER_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS,
-PSEUDONYM_KEY, SELF_EVOLUTION_ENABLED, TELEMETRY_RETENTION_DAYS, SKILL_STORAGE_DIR.
+PSEUDONYM_KEY, SELF_EVOLUTION_ENABLED, TELEMETRY_RETENTION_DAYS, SKILL_STORAGE_DIR, SQLITE_PATH,
+DATA_UPLOAD_MAX_MEMORY_SIZE, FILE_UPLOAD_MAX_MEMORY_SIZE, LOG_LEVEL. A new variable must also be added
+to docker-compose.yml and the README (tests/portal/test_deployment.py checks both).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "portal.admin_site.PortalAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -176,7 +178,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_TRANSPORT_OPTIONS = {"max_retries": 1, "socket_connect_timeout": 3}
-CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Periodic tasks; beat runs as ONE instance (docker-compose.yml), workers scale out.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    "portal-heartbeat": {"task": "portal.heartbeat", "schedule": 60.0},
+}
 # Pending ingest runs whose task message was lost are sent again (the database is the truth).
 CELERY_BEAT_SCHEDULE["skills-ingest-sweep"] = {"task": "skills.ingest_runs_sweep", "schedule": 60.0}
 
@@ -213,9 +218,15 @@ CELERY_BEAT_SCHEDULE.update(
     }
 )
 
+LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {LOG_LEVEL!r}"
+    )
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
 }

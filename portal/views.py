@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
-from django.conf import settings
 from django.contrib import messages
-from django.db import connection
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -13,36 +14,32 @@ from django.views.decorators.http import require_http_methods, require_POST
 from portal.accounts.models import ApiToken, Scope
 from portal.accounts.services import InvalidScopes, token_create
 from portal.accounts.services import token_revoke as revoke_token
+from portal.dashboard import dashboard_cards, generated_at
+from portal.health import health_check
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {})
-
-
-def _broker_state() -> str:
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return "eager"
-    from portal.celery import app
-
-    try:
-        with app.connection_for_write() as conn:
-            conn.ensure_connection(max_retries=1, timeout=2)
-    except Exception as exc:  # any transport error means the broker is unusable
-        return f"down: {type(exc).__name__}"
-    return "ok"
+    """The landing page: one card per concern (see portal/dashboard.py for how to add one)."""
+    return render(
+        request,
+        "home.html",
+        {"cards": dashboard_cards(cast(User, request.user)), "generated_at": generated_at()},
+    )
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        database = "ok"
-    except Exception as exc:  # report, never raise: this page exists to say what is broken
-        database = f"down: {type(exc).__name__}"
-    broker = _broker_state()
-    healthy = database == "ok" and broker in {"ok", "eager"}
+    """200 when the database and broker answer, else 503. ``?deep=1`` also requires a live worker
+    (a heartbeat younger than three beats), for monitoring that should page when workers stall."""
+    health = health_check()
+    deep = request.GET.get("deep", "") in {"1", "true", "yes"}
+    healthy = health.deep_healthy if deep else health.healthy
     return JsonResponse(
-        {"status": "ok" if healthy else "degraded", "database": database, "broker": broker},
+        {
+            "status": "ok" if healthy else "degraded",
+            "database": health.database,
+            "broker": health.broker,
+            "worker": health.worker,
+        },
         status=200 if healthy else 503,
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +12,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from portal.accounts.models import Membership, Organisation, Profile, Project, Role, Team
-from portal.accounts.services import token_create
+from portal.accounts.models import Organisation, Project, Role, Team
+from portal.accounts.services import token_create, user_create
 
 PASSWORD = "correct-horse-battery"
 
@@ -44,11 +45,9 @@ def org(db: None) -> Org:
 
 
 def _make_user(org: Org, username: str, role: Role, teams: list[Team]) -> User:
-    user = User.objects.create_user(username=username, password=PASSWORD)
-    Profile.objects.create(user=user, organisation=org.organisation, role=role)
-    for team in teams:
-        Membership.objects.create(user=user, team=team)
-    return user
+    return user_create(
+        username=username, password=PASSWORD, organisation=org.organisation, role=role, teams=teams
+    )
 
 
 @pytest.fixture
@@ -112,24 +111,60 @@ def make_token() -> Callable[..., str]:
     return make
 
 
-def bearer(raw: str) -> dict[str, str]:
+def bearer(raw: str) -> dict[str, Any]:
     return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 @pytest.fixture
 def celery_worker_live(transactional_db: None) -> Iterator[Any]:
-    """A real Celery worker thread consuming from the configured broker (Redis in CI).
+    """A real Celery worker, in a thread of this process, consuming from the configured broker.
 
-    Skipped on the embedded default, where tasks run eagerly in-process.
+    How to use it (PostgreSQL + Redis run; skipped on the embedded default, where tasks run
+    eagerly in-process and a test of the task itself needs no fixture):
+
+        @pytest.mark.worker
+        def test_ingest_runs_on_the_worker(celery_worker_live, admin_client):
+            admin_client.post(...)                     # enqueues with transaction.on_commit
+            assert wait_until(lambda: IngestRun.objects.filter(status="done").exists())
+
+    - ``transactional_db``: the worker thread has its own database connection, so it only sees
+      committed rows; the test database is flushed afterwards (no test transaction to roll back).
+    - Enqueue with ``transaction.on_commit`` as production code does; in this mode commits are real.
+    - Poll the database for the effect (there is no result backend); time out in seconds, not minutes.
+    - The broker queue is purged before the worker starts, so leftovers of other tests never run here;
+      use your own Redis database number (CELERY_BROKER_URL=redis://127.0.0.1:6379/N).
+    - Tasks are found by ``app.autodiscover_tasks()``: put them in ``governance/<concern>/tasks.py``.
     """
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("no broker configured: tasks run eagerly (set CELERY_BROKER_URL for a real worker)")
     from celery.contrib.testing.worker import start_worker
+    from celery.signals import task_postrun
+    from django.db import connections
 
     from portal.celery import app
 
+    def close_worker_connections(**kwargs: Any) -> None:
+        # The worker thread's connections would otherwise outlive the test and block dropping the
+        # test database; closing after each task is cheap at test scale.
+        connections.close_all()
+
+    task_postrun.connect(close_worker_connections, weak=False)
+    app.loader.import_default_modules()
     app.control.purge()
-    with start_worker(
-        app, perform_ping_check=False, pool="solo", loglevel="WARNING", shutdown_timeout=10
-    ) as worker:
-        yield worker
+    try:
+        with start_worker(
+            app, perform_ping_check=False, pool="solo", loglevel="WARNING", shutdown_timeout=10
+        ) as worker:
+            yield worker
+    finally:
+        task_postrun.disconnect(close_worker_connections)
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 15.0, interval: float = 0.1) -> bool:
+    """Poll ``predicate`` until it is truthy or ``timeout`` seconds pass (for effects of worker tasks)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from portal.accounts.models import Membership, Organisation, Profile, Project, Role, Team
+from portal.accounts.models import Organisation, Project, Role, Team
+from portal.accounts.services import user_create
 
 DEMO_ACCOUNTS = {
     # username: (role, password, teams)
@@ -57,12 +58,12 @@ def seed_accounts() -> DemoOrg:
     for username, (role, password, team_slugs) in DEMO_ACCOUNTS.items():
         user = User.objects.filter(username=username).first()
         if user is None:
-            user = User.objects.create_user(username=username, password=password, email="")
-            user.is_staff = role is Role.ADMIN
-            user.is_superuser = role is Role.ADMIN
-            user.save()
-        Profile.objects.get_or_create(user=user, defaults={"organisation": org, "role": role})
-        for slug in team_slugs:
-            Membership.objects.get_or_create(user=user, team=teams[slug])
+            user = user_create(
+                username=username,
+                password=password,
+                organisation=org,
+                role=role,
+                teams=[teams[slug] for slug in team_slugs],
+            )
         users[username] = user
     return DemoOrg(organisation=org, teams=teams, projects=projects, users=users)

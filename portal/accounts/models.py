@@ -119,3 +119,14 @@ class ApiToken(models.Model):
 
     def has_scope(self, scope: str) -> bool:
         return self.is_active and scope in self.scopes
+
+
+class Heartbeat(models.Model):
+    """The last time a background component proved it runs (``worker``: a task went through beat,
+    the broker and a worker, and wrote here). /healthz reads it to tell a stalled worker apart."""
+
+    name = models.CharField(max_length=50, unique=True)
+    seen_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} @ {self.seen_at:%Y-%m-%d %H:%M:%S}"

@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from portal.accounts.models import ApiToken, Role, Scope, Team, hash_token
+from portal.accounts.models import ApiToken, Membership, Organisation, Profile, Role, Scope, Team, hash_token
 
 VALID_SCOPES = frozenset(s.value for s in Scope)
 
@@ -41,6 +41,44 @@ def user_led_team_ids(user: AbstractBaseUser | AnonymousUser) -> set[int]:
     if role is Role.LEAD:
         return set(Team.objects.filter(memberships__user_id=int(user.pk or 0)).values_list("id", flat=True))
     return set()
+
+
+def user_sync_admin_flags(*, user: User) -> None:
+    """The role is the truth: the admin role, and only it, carries Django's staff and superuser flags
+    (so only admins reach /admin/). A user with no profile keeps the flags it was created with."""
+    profile = Profile.objects.filter(user=user).first()
+    if profile is None:
+        return
+    is_admin = profile.role == Role.ADMIN
+    if user.is_staff != is_admin or user.is_superuser != is_admin:
+        user.is_staff = user.is_superuser = is_admin
+        user.save(update_fields=["is_staff", "is_superuser"])
+
+
+@transaction.atomic
+def user_set_role(*, user: User, organisation: Organisation, role: Role) -> Profile:
+    profile, _ = Profile.objects.update_or_create(
+        user=user, defaults={"organisation": organisation, "role": role}
+    )
+    user_sync_admin_flags(user=user)
+    return profile
+
+
+@transaction.atomic
+def user_create(
+    *,
+    username: str,
+    password: str,
+    organisation: Organisation,
+    role: Role,
+    teams: Iterable[Team] = (),
+    email: str = "",
+) -> User:
+    """A person of the organisation with a role and team memberships."""
+    user = User.objects.create_user(username=username, password=password, email=email)
+    user_set_role(user=user, organisation=organisation, role=role)
+    Membership.objects.bulk_create([Membership(user=user, team=team) for team in teams])
+    return user
 
 
 def parse_scopes(raw: str | Iterable[str]) -> list[str]:
