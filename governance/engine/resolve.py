@@ -19,6 +19,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from governance.engine.types import Finding, ParsedSkill, Severity, SourceKind
 
@@ -178,6 +179,7 @@ _MULTI = (("rn", "m"), ("vv", "w"))
 _INVISIBLE = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"}
 
 
+@lru_cache(maxsize=65_536)
 def skeleton(name: str) -> str:
     """A name's look-alike skeleton: equal skeletons read the same to a person.
 

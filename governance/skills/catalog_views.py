@@ -31,7 +31,7 @@ from governance.skills.catalog_forms import (
 from governance.skills.catalog_render import file_tree, package_diff, render_markdown
 from governance.skills.models import Skill, SkillVersion
 from governance.skills.selectors import version_file_contents
-from portal.accounts.models import Role
+from portal.accounts.models import Project, Role
 from portal.accounts.services import user_role
 
 View = Callable[..., HttpResponse]
@@ -67,8 +67,19 @@ def catalog_page(view: View) -> View:
     return wrapper
 
 
+def _render(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    """Render with the project picker, built without a model form widget: a select of hundreds of
+    projects through Django's widget templates costs more than the rest of the page."""
+    context = {
+        "project_options": list(Project.objects.order_by("name").values_list("slug", "name")),
+        "project_slug": request.GET.get("project", ""),
+        **context,
+    }
+    return render(request, template, context, status=status)
+
+
 def _bad_request(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
-    return render(request, template, context, status=400)
+    return _render(request, template, context, status=400)
 
 
 @require_GET
@@ -109,7 +120,7 @@ def catalog(request: HttpRequest) -> HttpResponse:
             if any(f.get("code") in FIX_HINTS and f.get("severity") != "info" for f in e.findings)
         ),
     }
-    return render(request, "catalog/catalog.html", context)
+    return _render(request, "catalog/catalog.html", context)
 
 
 def _health_statuses(days: int = 30) -> dict[int, str]:
@@ -309,7 +320,7 @@ def _listing_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
 @catalog_page
 def listing_budget(request: HttpRequest) -> HttpResponse:
     context, status = _listing_context(request)
-    return render(request, "catalog/listing.html", context, status=status)
+    return _render(request, "catalog/listing.html", context, status=status)
 
 
 @require_GET
@@ -329,7 +340,7 @@ def conditional(request: HttpRequest) -> HttpResponse:
         if res.status is Status.CONDITIONAL
     ]
     rows.sort(key=lambda r: (not r["hits"], r["res"].listed_name))
-    return render(
+    return _render(
         request,
         "catalog/conditional.html",
         {"form": form, "rows": rows, "touched": touched, "activated": len(activated), "agent": cat.agent,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from django import template
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
 
 register = template.Library()
 
@@ -24,3 +28,20 @@ def catalog_dashboard_card() -> dict[str, Any]:
     from governance.skills.catalog_selectors import security_summary
 
     return {"summary": security_summary()}
+
+
+@register.simple_tag
+def status_pill(status: str) -> SafeString:
+    """A resolution status (active, shadowed, hidden, conditional, rejected) as a coloured pill."""
+    return format_html('<span class="status status-{0}" data-status="{0}">{0}</span>', status)
+
+
+@register.simple_tag
+def skill_url(skill_id: int) -> str:
+    """The skill page URL (cached prefix: pages list hundreds of skills)."""
+    return f"{_skill_prefix()}{int(skill_id)}/"
+
+
+@lru_cache(maxsize=1)
+def _skill_prefix() -> str:
+    return reverse("catalog-skill", kwargs={"skill_id": 0})[: -len("0/")]
