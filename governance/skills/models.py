@@ -190,3 +190,21 @@ class IngestRun(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in {IngestStatus.SUCCEEDED, IngestStatus.FAILED, IngestStatus.REFUSED}
+
+
+class Collection(models.Model):
+    """A named, curated set of skills: served by the registry, exported as a plugin marketplace
+    or as a managed skills directory."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    skills = models.ManyToManyField(Skill, related_name="collections", blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
