@@ -26,7 +26,9 @@ def version_package_files(version: SkillVersion) -> list[PackageFile]:
 def skills_list(
     *, kind: str | None = None, name: str | None = None, include_removed: bool = False
 ) -> QuerySet[Skill]:
-    qs = Skill.objects.select_related("source", "source__project", "current_version").order_by("name", "source__kind", "id")
+    qs = Skill.objects.select_related("source", "source__project", "current_version").order_by(
+        "name", "source__kind", "id"
+    )
     if kind:
         qs = qs.filter(source__kind=kind)
     if name:

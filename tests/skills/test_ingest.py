@@ -296,3 +296,26 @@ def test_a_real_worker_carries_out_the_run(
         time.sleep(0.2)
     assert run.status == IngestStatus.SUCCEEDED, run.error
     assert Skill.objects.filter(source=source).count() == 3
+
+
+def test_a_published_policy_refuses_a_denied_repository_in_any_spelling(
+    admin_user: User, django_capture_on_commit_callbacks: Any
+) -> None:
+    from governance.policy.services import policy_draft_update, policy_publish
+
+    policy_draft_update(
+        actor=admin_user,
+        document={
+            "source_rules": [
+                {"effect": "deny", "kind": "repository", "pattern": "https://github.com/unvetted/skills-dump"}
+            ]
+        },
+    )
+    policy_publish(actor=admin_user)
+    source = source_register(kind="project", location="git@github.com:Unvetted/Skills-Dump.git")
+    run = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
+    assert run.status == IngestStatus.REFUSED
+    assert run.error.startswith("refused by policy: denied by source rule")
+    entry = AuditEntry.objects.get(action="source.refused")
+    assert entry.evidence["location"] == "git@github.com:Unvetted/Skills-Dump.git"
+    assert stored() == (0, 0, 0, 0)
