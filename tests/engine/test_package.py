@@ -195,3 +195,41 @@ def test_folder_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     assert codes(skill) == ["skill-folder-name-invalid"]
     assert skill.path == "sk\\xffill" and skill.files == []
     skill.path.encode("utf-8")  # storable
+
+
+def test_broken_link_is_reported(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path)
+    os.symlink(folder / "missing.md", folder / "dangling.md")
+    skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT)
+    assert only(skill, "package-symlink-broken").message == (
+        "'dangling.md' is a link to nothing (or cannot be read): not stored."
+    )
+
+
+def test_too_deep_folders_are_not_read(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path)
+    deep = folder / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "x.txt").write_text("x")
+    skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT, limits=Limits(max_depth=2))
+    assert only(skill, "package-too-deep").message == "'a/b/c' is nested deeper than 2 folders: not read."
+    assert "a/b/c/x.txt" not in [f.path for f in skill.files]
+
+
+def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = make_skill(tmp_path)
+    (folder / "secret.txt").write_text("x")
+    real_open = os.open
+
+    def deny(path: str, flags: int, *args: int) -> int:  # root reads everything: deny like chmod 000 would
+        if str(path).endswith("secret.txt"):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", deny)
+    skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT)
+    assert (
+        only(skill, "package-unreadable").message
+        == "'secret.txt' cannot be read (Permission denied): not stored."
+    )
+    assert skill.valid and "secret.txt" not in [f.path for f in skill.files]

@@ -244,3 +244,23 @@ def test_typed_values_deliberately_differ_outside_strict_mode() -> None:
     assert "yaml-flow-style" not in codes(
         parse("name: my-skill\ndescription: Some description text here.\nallowed-tools: [Read]")
     )
+
+
+def test_strict_mode_refuses_what_strictyaml_refuses() -> None:
+    anchors = parse(
+        "name: &n my-skill\ndescription: Formats release notes for the whole team.\nlicense: *n", strict=True
+    )
+    assert only(anchors, "yaml-anchors").message.startswith(
+        "Invalid YAML in frontmatter: anchors (&) and aliases (*) are refused by the reference checker"
+    )
+    assert "yaml-anchors" not in codes(
+        parse("name: &n my-skill\ndescription: Formats release notes, team-wide.\nlicense: *n")
+    )
+    flow = only(
+        parse(
+            "name: my-skill\ndescription: Formats release notes for the team.\nallowed-tools: [Read]",
+            strict=True,
+        ),
+        "yaml-flow-style",
+    )
+    assert flow.line == 4 and flow.severity is Severity.ERROR
