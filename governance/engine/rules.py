@@ -36,6 +36,7 @@ MIN_USEFUL_DESCRIPTION = 30
 # Body guidelines (DOMAIN §4, §10).
 MAX_BODY_LINES = 500
 MAX_BODY_TOKENS = COMPACTION_KEEP_TOKENS
+SHOWN_HEADINGS = 8  # headings named in a body-over-compaction-limit message
 
 SPEC_FIELDS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 EXTENSION_FIELDS = frozenset(
@@ -877,12 +878,12 @@ def check_body(
         return 0, findings
     tokens = body_token_estimate(body)
     if tokens > MAX_BODY_TOKENS:
-        past = [h for h in headings_with_token_offsets(body) if h.token_offset >= MAX_BODY_TOKENS]
+        past = headings_with_token_offsets(body, from_tokens=MAX_BODY_TOKENS, limit=SHOWN_HEADINGS + 1)
         if past:
             shown = ", ".join(
-                f"'{'#' * h.level} {h.title}' (line {body_line + h.line - 1})" for h in past[:8]
+                f"'{'#' * h.level} {h.title}' (line {body_line + h.line - 1})" for h in past[:SHOWN_HEADINGS]
             )
-            more = f" and {len(past) - 8} more" if len(past) > 8 else ""
+            more = " and more" if len(past) > SHOWN_HEADINGS else ""
             lost = f" These headings fall past that point and are lost after compaction: {shown}{more}."
         else:
             lost = " No heading falls past that point, but the tail of the last section does."

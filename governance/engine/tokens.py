@@ -47,10 +47,15 @@ class Heading:
     token_offset: int
 
 
-def headings_with_token_offsets(body: str) -> list[Heading]:
+def headings_with_token_offsets(
+    body: str, *, from_tokens: int = 0, limit: int | None = None
+) -> list[Heading]:
     """ATX headings (``#`` .. ``######``) outside fenced code blocks, with their token offsets.
 
-    Setext headings (underlined with ``===``) are rare in skills and are not reported.
+    ``from_tokens`` skips headings that start before that token offset and ``limit`` stops after
+    that many headings (the linter asks for the first few past the compaction point, so a hostile
+    body of a million headings costs little). Setext headings (underlined with ``===``) are rare
+    in skills and are not reported.
     """
     headings: list[Heading] = []
     fence: str | None = None
@@ -75,6 +80,8 @@ def headings_with_token_offsets(body: str) -> list[Heading]:
         if fence is not None:
             continue
         offset = start if ascii_only else len(body[:start].encode("utf-8", "surrogatepass"))
+        if offset < from_tokens * BYTES_PER_TOKEN:
+            continue
         headings.append(
             Heading(
                 level=len(match.group(1)),
@@ -83,4 +90,6 @@ def headings_with_token_offsets(body: str) -> list[Heading]:
                 token_offset=-(-offset // BYTES_PER_TOKEN),
             )
         )
+        if limit is not None and len(headings) >= limit:
+            break
     return headings

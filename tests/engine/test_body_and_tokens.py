@@ -65,3 +65,23 @@ def test_heading_offsets_count_utf8_bytes() -> None:
 def test_crlf_headings_and_unclosed_fence() -> None:
     body = "# A\r\n```\r\n# inside\r\n"
     assert [h.title for h in headings_with_token_offsets(body)] == ["A"]
+
+
+def test_a_million_headings_cost_little() -> None:
+    import time
+
+    body = "# h\n" * 250_000
+    started = time.perf_counter()
+    skill = parse(GOOD, body)
+    assert time.perf_counter() - started < 0.5
+    finding = only(skill, "body-over-compaction-limit")
+    assert finding.message.count("'# h' (line") == 8 and "and more." in finding.message
+
+
+def test_headings_from_a_token_offset_with_a_limit() -> None:
+    body = "# a\n" + "x" * 30_000 + "\n## b\n## c\n"
+    assert [(h.title, h.token_offset) for h in headings_with_token_offsets(body, from_tokens=5_000)] == [
+        ("b", 7_502),
+        ("c", 7_503),
+    ]
+    assert [h.title for h in headings_with_token_offsets(body, limit=1)] == ["a"]

@@ -31,3 +31,9 @@ def test_every_emitted_code_is_documented() -> None:
 
 def test_every_documented_code_is_emitted() -> None:
     assert documented_codes() - emitted_codes() == set()
+
+
+def test_every_documented_code_is_asserted_by_a_test() -> None:
+    tests = "".join(path.read_text() for path in Path(__file__).parent.glob("test_*.py"))
+    untested = {code for code in documented_codes() if f'"{code}"' not in tests}
+    assert untested == set()
