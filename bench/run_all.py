@@ -21,13 +21,13 @@ ROOT = BENCH_DIR.parent
 SKIP = {"run_all.py", "__init__.py"}
 
 
-def discover(names: list[str]) -> list[Path]:
-    scripts = sorted(p for p in BENCH_DIR.glob("*.py") if p.name not in SKIP and not p.name.startswith("_"))
+def discover(names: list[str], directory: Path = BENCH_DIR) -> list[Path]:
+    scripts = sorted(p for p in directory.glob("*.py") if p.name not in SKIP and not p.name.startswith("_"))
     if names:
         wanted = {n.removesuffix(".py") for n in names}
         unknown = wanted - {p.stem for p in scripts}
         if unknown:
-            raise SystemExit(f"no benchmark named {', '.join(sorted(unknown))} in {BENCH_DIR}")
+            raise SystemExit(f"no benchmark named {', '.join(sorted(unknown))} in {directory}")
         scripts = [p for p in scripts if p.stem in wanted]
     return scripts
 
