@@ -32,7 +32,15 @@ from governance.engine.marketplace import (
     read_plugin_manifest,
 )
 from governance.engine.skillfile import load_skill_folder
-from governance.engine.types import DEFAULT_LIMITS, Finding, Limits, ParsedSkill, Severity, SourceKind
+from governance.engine.types import (
+    DEFAULT_LIMITS,
+    Finding,
+    Limits,
+    PackageFile,
+    ParsedSkill,
+    Severity,
+    SourceKind,
+)
 
 Progress = Callable[[int, int], None]
 # Reported by the package reader already (as package-symlink-escapes): not repeated per skill.
@@ -59,6 +67,9 @@ class ScanResult:
     marketplace: Marketplace | None = None
     remote_plugins: list[PluginEntry] = field(default_factory=list)
     unreadable: bool = False  # the root itself could not be scanned
+    # Without ``keep_content``: where each skill's files are, to read them again when stored
+    # (keyed by id() of the ParsedSkill), so a big source never sits in memory whole.
+    folders: dict[int, Path] = field(default_factory=dict)
 
     @property
     def has_errors(self) -> bool:
@@ -83,10 +94,14 @@ def _read_dirs(
     progress: Progress | None,
     done_before: int,
     total: int,
+    folders: dict[int, Path] | None = None,
 ) -> list[ParsedSkill]:
     parsed: list[ParsedSkill] = []
     for index, (skill_dir, boundary) in enumerate(dirs, start=1):
         skill = load_skill_folder(skill_dir.path, root=boundary, source=kind, strict=strict, limits=limits)
+        if folders is not None:
+            folders[id(skill)] = skill_dir.path
+            skill.files = [PackageFile(f.path, f.sha256, f.size, b"") for f in skill.files]
         skill.path = skill_dir.rel
         skill.findings.extend(f for f in skill_dir.findings if f.code != _SCAN_ONLY_LINK)
         skill.source_identity = identity
@@ -138,8 +153,13 @@ def scan_source(
     identity: str = "",
     label: str | None = None,
     progress: Progress | None = None,
+    keep_content: bool = True,
 ) -> ScanResult:
-    """Read every skill of one source on disk (see the module docstring)."""
+    """Read every skill of one source on disk (see the module docstring).
+
+    With ``keep_content=False`` the files' bytes are dropped after hashing and their folders kept
+    in ``result.folders``: the caller reads them again when it stores them.
+    """
     label = label if label is not None else str(path)
     discover_limits = discover_limits or DiscoverLimits()
     given = Path(path)
@@ -162,6 +182,7 @@ def scan_source(
                 dl=discover_limits,
                 identity=identity,
                 progress=progress,
+                keep_content=keep_content,
             )
             return result
         discovery = discover_skills(
@@ -183,6 +204,7 @@ def scan_source(
         progress=progress,
         done_before=0,
         total=len(dirs),
+        folders=None if keep_content else result.folders,
     )
     return result
 
@@ -197,6 +219,7 @@ def _scan_plugins(
     dl: DiscoverLimits,
     identity: str,
     progress: Progress | None,
+    keep_content: bool = True,
 ) -> None:
     result.kind = SourceKind.PLUGIN
     if is_marketplace(root):
@@ -232,6 +255,7 @@ def _scan_plugins(
             progress=progress,
             done_before=index,
             total=total,
+            folders=None if keep_content else result.folders,
         )
 
 

@@ -426,6 +426,7 @@ def source_ingest(*, run: IngestRun) -> IngestRun:
             label=".",
             progress=progress,
             walk_up=False,
+            keep_content=False,
         )
         if result.unreadable:
             run.findings = [e.as_dict() for e in result.errors]
@@ -523,7 +524,12 @@ def _run_findings(result: ScanResult) -> list[dict[str, Any]]:
 def _store_result(*, run: IngestRun, source: Source, result: ScanResult, commit: str) -> None:
     with transaction.atomic():
         counts = skills_store(
-            source=source, parsed=result.skills, run=run, commit=commit, created_by=run.requested_by
+            source=source,
+            parsed=result.skills,
+            run=run,
+            commit=commit,
+            created_by=run.requested_by,
+            folders=result.folders,
         )
         counts["scan_errors"] = sum(1 for e in result.errors if e.severity == Severity.ERROR.value)
         if result.remote_plugins:
@@ -552,8 +558,12 @@ def skills_store(
     commit: str,
     created_by: User | None,
     remove_missing: bool = True,
+    folders: dict[int, Path] | None = None,
 ) -> dict[str, Any]:
     """Store a source's skills in bulk: new skills, a new version for each changed package only.
+
+    ``folders`` (from a scan without kept content) says where to read each package's bytes
+    again: only changed packages are read, a chunk at a time, so memory stays flat.
 
     Skills of the source that were not seen are marked removed (their versions stay).
     Call inside a transaction: the caller decides what "all or nothing" spans.
@@ -601,7 +611,10 @@ def skills_store(
         changed.append((skill, p, digest))
     for p in (p for _, p, _ in changed):
         _check_unique_paths(p)
-    blobs_new = blobs_store(files=[f for _, p, _ in changed for f in p.files])
+    blobs_new = 0
+    for start in range(0, len(changed), CONTENT_CHUNK):
+        chunk = changed[start : start + CONTENT_CHUNK]
+        blobs_new += blobs_store(files=[f for _, p, _ in chunk for f in _with_content(p, folders)])
     last_numbers = dict(
         SkillVersion.objects.filter(skill__in=[s for s, _, _ in changed])
         .values("skill_id")
@@ -658,6 +671,25 @@ def skills_store(
         "blobs_new": blobs_new,
         "duplicates": duplicates,
     }
+
+
+CONTENT_CHUNK = 200
+
+
+def _with_content(parsed: ParsedSkill, folders: dict[int, Path] | None) -> list[PackageFile]:
+    """The package's files with their bytes, read again from disk when the scan dropped them."""
+    folder = (folders or {}).get(id(parsed))
+    if folder is None:
+        return parsed.files
+    files = []
+    for f in parsed.files:
+        content = (folder / f.path).read_bytes() if f.size else b""
+        if hashlib.sha256(content).hexdigest() != f.sha256:
+            raise PackageError(
+                f"{parsed.path}/{f.path} changed while it was being ingested; run the ingest again"
+            )
+        files.append(PackageFile(path=f.path, sha256=f.sha256, size=f.size, content=content))
+    return files
 
 
 def _check_unique_paths(parsed: ParsedSkill) -> None:

@@ -319,3 +319,24 @@ def test_a_published_policy_refuses_a_denied_repository_in_any_spelling(
     entry = AuditEntry.objects.get(action="source.refused")
     assert entry.evidence["location"] == "git@github.com:Unvetted/Skills-Dump.git"
     assert stored() == (0, 0, 0, 0)
+
+
+def test_packages_are_read_again_when_stored_and_a_change_meanwhile_fails_the_run(
+    skills_dir: Path,
+    admin_user: User,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    real_store = services.skills_store
+
+    def edit_then_store(**kwargs: Any) -> dict[str, Any]:
+        assert all(not f.content for p in kwargs["parsed"] for f in p.files if f.size)  # not kept in memory
+        (skills_dir / "deploy/scripts/ship.sh").write_text("#!/bin/sh\nrm -rf /\n")
+        return real_store(**kwargs)
+
+    monkeypatch.setattr(services, "skills_store", edit_then_store)
+    source = source_register(kind="managed", location=str(skills_dir))
+    run = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
+    assert run.status == IngestStatus.FAILED
+    assert "deploy/scripts/ship.sh changed while it was being ingested" in run.error
+    assert stored() == (0, 0, 0, 0)
