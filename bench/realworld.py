@@ -1,15 +1,18 @@
 """Run the checker over every SKILL.md under the given checkouts and tabulate findings per code.
 
+    git clone https://github.com/anthropics/skills /tmp/realworld/anthropics+skills   # etc.
     .venv/bin/python bench/realworld.py /tmp/realworld/anthropics+skills /tmp/realworld/obra+superpowers ...
 
 Prints a Markdown table (code, severity, findings, skills) and, with ``--show CODE``, every
-message of that code, so findings that look wrong can be read one by one. The checkouts are
-read in place and never copied into the repository.
+message of that code, so findings that look wrong can be read one by one; the last line is a JSON
+summary. Without paths it reads the checkouts under bench/.cache/realworld/ (and says so when
+there are none). The checkouts are read in place and never copied into the repository.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -20,6 +23,7 @@ from governance.engine.skillfile import SKILL_MD_NAMES, load_skill_folder
 from governance.engine.types import ParsedSkill, SourceKind
 
 SKIP = {".git", "node_modules"}
+DEFAULT_CHECKOUTS = Path(__file__).resolve().parent / ".cache" / "realworld"
 
 
 def skill_folders(root: Path) -> list[Path]:
@@ -32,10 +36,20 @@ def skill_folders(root: Path) -> list[Path]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("roots", nargs="+", type=Path)
+    parser.add_argument("roots", nargs="*", type=Path)
+    parser.add_argument("--quick", action="store_true", help="same run (the corpus is small)")
     parser.add_argument("--strict", action="store_true")
     parser.add_argument("--show", action="append", default=[], help="print every message of this code")
     args = parser.parse_args()
+    if not args.roots and DEFAULT_CHECKOUTS.is_dir():
+        args.roots = sorted(p for p in DEFAULT_CHECKOUTS.iterdir() if p.is_dir())
+    if not args.roots:
+        print(
+            json.dumps(
+                {"skipped": f"no checkouts: pass paths or clone repositories into {DEFAULT_CHECKOUTS}"}
+            )
+        )
+        return 0
     skills: list[tuple[str, ParsedSkill]] = []
     for root in args.roots:
         for folder in skill_folders(root):
@@ -61,6 +75,14 @@ def main() -> int:
         findings.items(), key=lambda kv: (order[kv[0][1]], -kv[1], kv[0][0])
     ):
         print(f"| `{code}` | {severity} | {count} | {len(per_skill[(code, severity)])} |")
+    summary = {
+        "repositories": [root.name for root in args.roots],
+        "skills": len(skills),
+        "valid": valid,
+        "strict": args.strict,
+        "findings": {f"{code}/{severity}": count for (code, severity), count in sorted(findings.items())},
+    }
+    print(json.dumps(summary))
     return 0
 
 

@@ -865,7 +865,7 @@ def check_body(
 ) -> tuple[int, list[Finding]]:
     """Body lint: returns ``(estimated tokens, findings)``."""
     findings: list[Finding] = []
-    if not body.strip():
+    if not body or body.isspace():
         findings.append(
             Finding(
                 "body-empty",

@@ -23,13 +23,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+from yaml.resolver import Resolver
 
-try:  # pragma: no branch - the C loader is in the pinned wheel
-    from yaml import CSafeLoader as _BaseLoader
+try:  # pragma: no branch - the C parser is in the pinned wheel
+    from yaml._yaml import CParser as _Parser
+
+    WITH_LIBYAML = True
 except ImportError:  # pragma: no cover - pure-Python fallback, same behaviour, slower
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+    from yaml.composer import Composer
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
 
-WITH_LIBYAML = _BaseLoader.__name__ == "CSafeLoader"
+    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+
+    WITH_LIBYAML = False
 
 _TAG = "tag:yaml.org,2002:"
 STR = _TAG + "str"
@@ -51,8 +64,13 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _NEVER_TYPED = frozenset({chr(c) for c in range(0x21, 0x7F)} - set("yYnNtTfFoO~0123456789+-.<=")) | {" "}
 
 
-class _Loader(_BaseLoader):
-    """The C loader with a fast path in the tag resolver (the same tags, fewer regex runs)."""
+class _Loader(_Parser, Resolver):
+    """libyaml's parser and composer (what ``CSafeLoader`` uses) with PyYAML's resolver, a fast
+    path in it (the same tags, fewer regex runs) and no constructor: values are built below."""
+
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        Resolver.__init__(self)
 
     def resolve(self, kind: type[yaml.Node], value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is yaml.ScalarNode and (not implicit[0] or (value and value[0] in _NEVER_TYPED)):
@@ -98,9 +116,10 @@ def short_tag(tag: str) -> str:
 
 
 class _Builder:
-    __slots__ = ("active", "budget", "doc", "max_depth", "max_nodes", "seen")
+    __slots__ = ("active", "budget", "doc", "max_depth", "max_nodes", "seen", "track")
 
-    def __init__(self, doc: YamlDocument, max_nodes: int, max_depth: int) -> None:
+    def __init__(self, doc: YamlDocument, max_nodes: int, max_depth: int, aliases: bool = True) -> None:
+        self.track = aliases  # without a '*' in the text there is no alias to see
         self.doc = doc
         self.budget = max_nodes
         self.max_nodes = max_nodes
@@ -136,10 +155,11 @@ class _Builder:
             )
         tag = node.tag
         if isinstance(node, yaml.ScalarNode):
-            if id(node) in self.seen:
-                self.doc.aliases += 1
-            else:
-                self.seen.add(id(node))
+            if self.track:
+                if id(node) in self.seen:
+                    self.doc.aliases += 1
+                else:
+                    self.seen.add(id(node))
             if tag == STR or tag in _TEXT_TAGS:
                 return node.value
             if tag not in _SCALAR_TAGS:
@@ -280,5 +300,5 @@ def load_mapping(text: str, *, max_nodes: int = 10_000, max_depth: int = 64) -> 
             node.start_mark.line + 1,
         )
     doc = YamlDocument(data={})
-    doc.data = _Builder(doc, max_nodes, max_depth).build(node, (), 0)
+    doc.data = _Builder(doc, max_nodes, max_depth, aliases="*" in text).build(node, (), 0)
     return doc
