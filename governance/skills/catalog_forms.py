@@ -101,3 +101,9 @@ class ConditionalForm(AgentProjectForm):
 class DiffForm(forms.Form):
     a = forms.IntegerField(min_value=1, required=False)
     b = forms.IntegerField(min_value=1, required=False)
+
+
+class CollectionForm(forms.Form):
+    slug = forms.SlugField(max_length=100, help_text="lowercase, digits, hyphens: used in URLs and exports")
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}))

@@ -33,6 +33,7 @@ from django.views.decorators.http import require_safe
 
 from governance.engine.resolve import Status
 from governance.skills import catalog_selectors as sel
+from governance.skills.catalog_collections import collection_rows
 from governance.skills.models import VersionFile
 from portal.accounts.models import Project, Scope
 from portal.accounts.services import token_authenticate
@@ -70,8 +71,6 @@ def project_registry(project: Project) -> dict[str, RegistrySkill]:
 
 def collection_registry(slug: str) -> dict[str, RegistrySkill] | None:
     """Skill id → skill for a named collection, or None when there is no such collection."""
-    from governance.skills.catalog_collections import collection_rows
-
     rows = collection_rows(slug)
     if rows is None:
         return None

@@ -155,6 +155,11 @@ def _rows(q: Q | None = None) -> list[CatalogRow]:
     return [_row(v) for v in values]
 
 
+def rows_where(q: Q) -> list[CatalogRow]:
+    """Catalog rows for any filter on skills (e.g. a collection's members)."""
+    return _rows(q)
+
+
 def scope_rows(project: Project | None) -> list[CatalogRow]:
     """The skills a project's agents can see: its own sources plus organisation-wide ones."""
     if project is None:

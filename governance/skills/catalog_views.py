@@ -6,10 +6,13 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.contrib import messages
+from django.contrib.auth.models import User
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from governance.engine.listing import (
     LISTING_PROFILES,
@@ -20,16 +23,18 @@ from governance.engine.listing import (
 )
 from governance.engine.resolve import AGENTS, DEFAULT_AGENT, Status, activate, agent_profile
 from governance.policy.selectors import skill_decision, skill_permissions
+from governance.skills import catalog_collections as coll
 from governance.skills import catalog_selectors as sel
 from governance.skills.catalog_forms import (
     CatalogFilterForm,
+    CollectionForm,
     ConditionalForm,
     DiffForm,
     FleetForm,
     ListingForm,
 )
 from governance.skills.catalog_render import file_tree, package_diff, render_markdown
-from governance.skills.models import Skill, SkillVersion
+from governance.skills.models import Collection, Skill, SkillVersion
 from governance.skills.selectors import version_file_contents
 from portal.accounts.models import Project, Role
 from portal.accounts.services import user_role
@@ -218,6 +223,10 @@ def skill_detail(request: HttpRequest, skill_id: int) -> HttpResponse:
         + len(str(fm.get("when_to_use") or fm.get("whenToUse") or "")),
         "trust": sel.TRUST_LABEL.get(sel.SourceKind(skill.source.kind), ""),
         "permission": _permission(skill, version),
+        "can_curate": _can_curate(request),
+        "collections": list(Collection.objects.order_by("name").values("slug", "name"))
+        if _can_curate(request)
+        else [],
     }
     return render(request, "catalog/skill.html", context)
 
@@ -375,3 +384,157 @@ def fleet(request: HttpRequest) -> HttpResponse:
         "agent": agent_profile(agent),
     }
     return render(request, "catalog/fleet.html", context)
+
+
+# --------------------------------------------------------------------------------------------
+# Collections and exports
+# --------------------------------------------------------------------------------------------
+
+
+def _can_curate(request: HttpRequest) -> bool:
+    return user_role(request.user) in {Role.LEAD, Role.ADMIN}
+
+
+@require_http_methods(["GET", "POST"])
+@catalog_page
+def collections(request: HttpRequest) -> HttpResponse:
+    form = CollectionForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if not _can_curate(request):
+            return HttpResponseForbidden("Only team leads and admins create collections.")
+        if form.is_valid():
+            try:
+                created = coll.collection_create(
+                    slug=form.cleaned_data["slug"],
+                    name=form.cleaned_data["name"],
+                    description=form.cleaned_data["description"],
+                    created_by=request.user,  # type: ignore[arg-type]
+                )
+            except coll.CollectionError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(request, f"Collection {created.name} created.")
+                return redirect("catalog-collection", slug=created.slug)
+        status = 400
+    rows = Collection.objects.annotate(n=Count("skills")).order_by("name")
+    return render(
+        request,
+        "catalog/collections.html",
+        {"form": form, "collections": rows, "can_curate": _can_curate(request)},
+        status=status,
+    )
+
+
+@require_GET
+@catalog_page
+def collection_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, slug=slug)
+    rows = coll.collection_rows(slug) or []
+    return render(
+        request,
+        "catalog/collection.html",
+        {
+            "collection": collection,
+            "rows": rows,
+            "can_curate": _can_curate(request),
+            "registry_base": request.build_absolute_uri(f"/registry/collections/{collection.slug}/"),
+        },
+    )
+
+
+def _curate(request: HttpRequest, collection: Collection) -> HttpResponse:
+    """Add skills (by id) to a collection, or remove one; then back to where the user was."""
+    if not _can_curate(request):
+        return HttpResponseForbidden("Only team leads and admins change collections.")
+    actor = request.user if isinstance(request.user, User) else None
+    try:
+        if request.POST.get("remove", "").isdigit():
+            coll.collection_remove_skill(
+                collection=collection, skill_id=int(request.POST["remove"]), actor=actor
+            )
+            messages.success(request, "Skill removed from the collection.")
+        else:
+            raw = request.POST.getlist("skill")
+            if not raw or not all(v.strip().isdigit() for v in raw):
+                return HttpResponse(
+                    "skill: give one or more skill ids.", status=400, content_type="text/plain"
+                )
+            added = coll.collection_add_skills(
+                collection=collection, skill_ids=[int(v) for v in raw], actor=actor
+            )
+            messages.success(request, f"{added} skill{'s' if added != 1 else ''} added to {collection.name}.")
+    except coll.CollectionError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain")
+    back = request.POST.get("next", "")
+    if back.startswith("/catalog/") and "//" not in back:
+        return redirect(back)
+    return redirect("catalog-collection", slug=collection.slug)
+
+
+@require_POST
+@catalog_page
+def collection_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    return _curate(request, get_object_or_404(Collection, slug=slug))
+
+
+@require_POST
+@catalog_page
+def collection_add(request: HttpRequest) -> HttpResponse:
+    """The skill page's "add to collection": the collection comes as a form field."""
+    collection = Collection.objects.filter(slug=request.POST.get("collection", "")).first()
+    if collection is None:
+        return HttpResponse("collection: no such collection.", status=400, content_type="text/plain")
+    return _curate(request, collection)
+
+
+def _download(export: coll.Export) -> HttpResponse:
+    response = HttpResponse(export.content, content_type="application/gzip")
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    response["X-Exported-Skills"] = str(len(export.skills))
+    response["X-Skipped-Skills"] = str(len(export.skipped))
+    return response
+
+
+EXPORT_FORMATS = ("marketplace", "managed")
+
+
+@require_GET
+@catalog_page
+def collection_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    collection = get_object_or_404(Collection, slug=slug)
+    if fmt not in EXPORT_FORMATS:
+        raise Http404("Export format is marketplace or managed.")
+    rows = coll.collection_rows(slug) or []
+    if fmt == "managed":
+        return _download(coll.export_managed(rows, label=collection.slug))
+    owner = _organisation_name()
+    return _download(
+        coll.export_marketplace(
+            rows, slug=collection.slug, name=collection.name, description=collection.description, owner=owner
+        )
+    )
+
+
+@require_GET
+@catalog_page
+def project_export(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
+    """A project's effective catalog (trust-first: what its agents load) as an archive."""
+    project = get_object_or_404(Project, slug=slug)
+    if fmt not in EXPORT_FORMATS:
+        raise Http404("Export format is marketplace or managed.")
+    rows = coll.served_rows(sel.project_catalog(project, DEFAULT_AGENT))
+    if fmt == "managed":
+        return _download(coll.export_managed(rows, label=project.slug))
+    return _download(
+        coll.export_marketplace(
+            rows, slug=project.slug, name=project.name, description="", owner=_organisation_name()
+        )
+    )
+
+
+def _organisation_name() -> str:
+    from portal.accounts.models import Organisation
+
+    org = Organisation.objects.order_by("pk").first()
+    return org.name if org is not None else "Skill governance portal"

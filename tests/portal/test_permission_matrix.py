@@ -73,6 +73,12 @@ def _ingest_run(org: Any) -> int:
     return IngestRun.objects.create(source_kind="project", location="https://github.com/acme/matrix").pk
 
 
+def _catalog_collection(org: Any) -> str:
+    from governance.skills.models import Collection
+
+    return Collection.objects.get_or_create(slug="matrix", defaults={"name": "Matrix"})[0].slug
+
+
 PAGES: dict[str, tuple[str, Builder]] = {
     "home": ("developer", no_kwargs),
     "tokens": ("developer", no_kwargs),
@@ -81,6 +87,16 @@ PAGES: dict[str, tuple[str, Builder]] = {
     "catalog-listing": ("developer", no_kwargs),
     "catalog-conditional": ("developer", no_kwargs),
     "catalog-fleet": ("developer", no_kwargs),
+    "catalog-collections": ("developer", no_kwargs),
+    "catalog-collection": ("developer", lambda org: {"slug": _catalog_collection(org)}),
+    "catalog-collection-export": (
+        "developer",
+        lambda org: {"slug": _catalog_collection(org), "fmt": "managed"},
+    ),
+    "catalog-project-export": (
+        "developer",
+        lambda org: {"slug": org.payments_api.slug, "fmt": "marketplace"},
+    ),
     "policy": ("developer", no_kwargs),
     "policy-edit": ("admin", no_kwargs),
     "policy-impact": ("admin", no_kwargs),
@@ -123,6 +139,8 @@ ACTIONS = {
     "review-rollback",
     "review-delivery-retry",
     "source-ingest",
+    "catalog-collection-edit",
+    "catalog-collection-add",
 }
 
 
