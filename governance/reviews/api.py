@@ -16,8 +16,8 @@ from ninja import Field, Router, Schema, Status
 from ninja.errors import HttpError
 
 from governance.reviews import selectors, services
-from governance.reviews.models import Proposal
-from portal.auth import token_or_session
+from governance.reviews.models import Proposal, ProposalState
+from portal.auth import ScopedToken, SessionAuth, token_or_session
 
 router = Router(tags=["reviews"])
 
@@ -175,6 +175,22 @@ def suggestion_create(request: HttpRequest, payload: SuggestionIn) -> Status[Sug
     return Status(201, _out(selectors.proposal_get(proposal_id=proposal.pk) or proposal))
 
 
+@router.get(
+    "/suggestions",
+    response=list[SuggestionOut],
+    auth=[ScopedToken("reviews:write"), ScopedToken("reviews:decide"), SessionAuth()],
+)
+def suggestion_list(
+    request: HttpRequest, state: str = "pending", team: str = "", skill: str = "", limit: int = 100
+) -> list[SuggestionOut]:
+    """Proposals the caller may see (their teams', or their own), oldest first; ``state=all`` for every state."""
+    if state != "all" and state not in ProposalState.values:
+        raise HttpError(422, f"state must be all or one of {', '.join(ProposalState.values)}")
+    filters = selectors.QueueFilters(team=team, skill=skill, state=state)
+    rows = selectors.proposals_queue(user=_user(request), filters=filters).prefetch_related("deliveries")
+    return [_out(p) for p in rows[: max(1, min(limit, 500))]]
+
+
 @router.get("/suggestions/{proposal_id}", response=SuggestionOut, auth=token_or_session("reviews:write"))
 def suggestion_get(request: HttpRequest, proposal_id: int) -> SuggestionOut:
     """The state of a proposal: pending, approved, dismissed, stale, applied or failed."""
@@ -206,6 +222,19 @@ def suggestion_dismiss(request: HttpRequest, proposal_id: int, payload: DismissI
     _visible(request, proposal_id)
     try:
         services.proposal_dismiss(proposal_id=proposal_id, reviewer=_user(request), reason=payload.reason)
+    except services.ReviewError as exc:
+        raise HttpError(exc.status, exc.message) from None
+    return _out(_visible(request, proposal_id))
+
+
+@router.post(
+    "/suggestions/{proposal_id}/rollback", response=SuggestionOut, auth=token_or_session("reviews:decide")
+)
+def suggestion_rollback(request: HttpRequest, proposal_id: int) -> SuggestionOut:
+    """Undo an applied change: a new version equal to the one before it, delivered the same way."""
+    _visible(request, proposal_id)
+    try:
+        services.proposal_rollback(proposal_id=proposal_id, reviewer=_user(request))
     except services.ReviewError as exc:
         raise HttpError(exc.status, exc.message) from None
     return _out(_visible(request, proposal_id))

@@ -7,12 +7,15 @@ from datetime import timedelta
 
 from django.contrib.auth.models import User
 from django.db.models import Count, Q, QuerySet
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from governance.reviews.models import Delivery, Proposal, ProposalState
 from governance.skills.models import Skill, SkillVersion
 from portal.accounts.models import Role, Team
 from portal.accounts.services import user_role
+from portal.dashboard import Card
 
 FLAGS = ("stale", "bloat", "duplicate")
 
@@ -108,6 +111,39 @@ def deliveries_of(*, proposal: Proposal) -> QuerySet[Delivery]:
         .select_related("version", "requested_by")
         .order_by("created_at")
     )
+
+
+def dashboard_cards(user: User) -> list[Card]:
+    """Pending proposals the user sees; for leads and admins, the ones waiting for their decision."""
+    from portal.accounts.services import user_led_team_ids
+
+    counts = state_counts(user=user)
+    pending = counts[ProposalState.PENDING]
+    led = user_led_team_ids(user)
+    mine = Proposal.objects.filter(state=ProposalState.PENDING, team_id__in=led).exclude(proposer_id=user.pk)
+    oldest = mine.order_by("created_at").values_list("skill__name", "created_at")[:5]
+    items = [f"{name}: waiting {timesince(at)}" for name, at in oldest]
+    if counts[ProposalState.FAILED]:
+        items.insert(
+            0,
+            f"{counts[ProposalState.FAILED]} failed deliver{'y' if counts[ProposalState.FAILED] == 1 else 'ies'}",
+        )
+    to_decide = mine.count() if led else 0
+    return [
+        Card(
+            title="Review queue",
+            value=str(to_decide if led else pending),
+            text=(
+                "proposed skill changes waiting for your decision"
+                if led
+                else "proposed skill changes pending for your teams"
+            ),
+            url=reverse("reviews"),
+            tone="warning" if (to_decide if led else 0) or counts[ProposalState.FAILED] else "",
+            items=items,
+            order=40,
+        )
+    ]
 
 
 def proposals_by_ids(*, ids: list[int]) -> QuerySet[Proposal]:

@@ -451,6 +451,8 @@ def _approve(*, proposal_id: int, reviewer: User, edited_text: str | None, note:
     if edited and edited_text is not None:
         text = edited_text
         data = text.encode("utf-8")
+        if len(data) > MAX_SKILL_MD_BYTES:
+            raise ReviewError(f"the edited SKILL.md is {len(data):,} bytes, over {MAX_SKILL_MD_BYTES:,}")
         check_frontmatter_unchanged(base, data)
         if data == base:
             raise ReviewError("the edited SKILL.md equals the base: dismiss the proposal instead")

@@ -175,3 +175,31 @@ def test_approving_one_makes_the_other_open_proposals_stale(
     assert Proposal.objects.get(pk=second["id"]).state == ProposalState.STALE
     response = decide(lead_client, second["id"], "approve")
     assert response.status_code == 409
+
+
+def test_reviewers_tools_list_the_pending_proposals_they_see(
+    proposal_id: int, lead_user: User, outsider_user: User, make_token: Callable[..., str]
+) -> None:
+    listed = Client().get(
+        "/api/v1/reviews/suggestions", headers=auth(make_token(lead_user, "reviews:decide"))
+    )
+    assert listed.status_code == 200
+    assert [p["id"] for p in listed.json()] == [proposal_id]
+    elsewhere = Client().get(
+        "/api/v1/reviews/suggestions", headers=auth(make_token(outsider_user, "reviews:decide"))
+    )
+    assert elsewhere.json() == []
+    bad = Client().get(
+        "/api/v1/reviews/suggestions?state=nope", headers=auth(make_token(lead_user, "reviews:decide"))
+    )
+    assert bad.status_code == 422
+
+
+def test_dashboard_card_counts_what_waits_for_the_lead(proposal_id: int, lead_client: Client) -> None:
+    from governance.reviews.selectors import dashboard_cards
+
+    lead = User.objects.get(username="liam-lead")
+    card = dashboard_cards(lead)[0]
+    assert (card.title, card.value) == ("Review queue", "1")
+    assert "deploy: waiting" in card.items[0]
+    assert "Review queue" in lead_client.get("/").content.decode()

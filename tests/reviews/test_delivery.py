@@ -251,3 +251,64 @@ def test_git_never_prompts_and_refuses_the_ext_transport(tmp_path: Path) -> None
         push_version(
             remote=str(tmp_path), branch="b", folder="../x", files={}, expected={}, commit=commit, timeout=5
         )
+
+
+@pytest.mark.django_db
+def test_the_sweeper_delivers_what_the_database_says_is_pending(
+    bare_repo: Path, project_skill: ProjectSkill, propose: Callable[..., Any], lead_user: User
+) -> None:
+    """A lost task message: the delivery stays pending in the database until the sweeper resends it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    created = propose(suggestion(project_skill)).json()
+    services.proposal_approve(proposal_id=created["id"], reviewer=lead_user)  # on_commit never fires here
+    delivery = Delivery.objects.get(proposal_id=created["id"])
+    assert delivery.state == DeliveryState.PENDING
+    assert services.deliveries_sweep() == []  # too young: its own message may still be on the way
+    Delivery.objects.filter(pk=delivery.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("with a broker the resent message is consumed by a worker (covered by the worker test)")
+    assert services.deliveries_sweep() == [delivery.pk]
+    delivery.refresh_from_db()
+    assert delivery.state == DeliveryState.DELIVERED
+    assert Proposal.objects.get(pk=created["id"]).state == ProposalState.APPLIED
+
+
+@pytest.mark.django_db
+def test_with_the_kill_switch_off_approved_changes_wait_and_rollbacks_still_go(
+    bare_repo: Path, project_skill: ProjectSkill, propose: Callable[..., Any], lead_user: User
+) -> None:
+    from django.test import override_settings
+
+    created = propose(suggestion(project_skill)).json()
+    services.proposal_approve(proposal_id=created["id"], reviewer=lead_user)
+    delivery = Delivery.objects.get(proposal_id=created["id"])
+    with override_settings(SELF_EVOLUTION_ENABLED=False):
+        assert services.delivery_run(delivery_id=delivery.pk) is None
+        delivery.refresh_from_db()
+        assert delivery.state == DeliveryState.PENDING and delivery.attempts == 0
+    services.delivery_run(delivery_id=delivery.pk)
+    with override_settings(SELF_EVOLUTION_ENABLED=False):
+        rollback = services.proposal_rollback(proposal_id=created["id"], reviewer=lead_user)
+        done = services.delivery_run(delivery_id=rollback.pk)
+    assert done is not None and done.state == DeliveryState.DELIVERED
+
+
+@pytest.mark.django_db
+def test_rollback_through_the_api(
+    project_skill: ProjectSkill, propose: Callable[..., Any], lead_user: User, make_token: Callable[..., str]
+) -> None:
+    from tests.reviews.conftest import auth
+
+    created = propose(suggestion(project_skill)).json()
+    services.proposal_approve(proposal_id=created["id"], reviewer=lead_user)
+    services.delivery_run(delivery_id=Delivery.objects.get(proposal_id=created["id"]).pk)  # a patch
+    response = Client().post(
+        f"/api/v1/reviews/suggestions/{created['id']}/rollback",
+        headers=auth(make_token(lead_user, "reviews:decide")),
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["rolled_back"] is True
+    assert [d["kind"] for d in response.json()["deliveries"]] == ["apply", "rollback"]
