@@ -49,7 +49,12 @@ def seed(*, demo: DemoOrg, stdout: IO[Any] | Any) -> None:
         .order_by("name", "id")[: len(IMPROVEMENTS)]
     )
     created = 0
-    for skill, (added, section, change, reason) in zip(skills, IMPROVEMENTS, strict=False):
+    plan = list(zip(skills, IMPROVEMENTS, strict=False))
+    if plan:
+        # A second agent session proposing the first change again (other bullets): flagged duplicate.
+        skill, (added, section, change, reason) = plan[0]
+        plan.append((skill, (added.replace("\n- ", "\n* "), section, change, reason + " (another session)")))
+    for skill, (added, section, change, reason) in plan:
         current = services.version_skill_md(skill.current_version)  # type: ignore[arg-type]
         text = current.decode("utf-8", "replace")
         proposed = text + ("" if text.endswith("\n") else "\n") + added

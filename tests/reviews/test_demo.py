@@ -25,11 +25,13 @@ def test_demo_seeds_pending_proposals_idempotently() -> None:
     out = io.StringIO()
     seed(demo=demo, stdout=out)
     seed(demo=demo, stdout=out)
-    proposal = Proposal.objects.get()
-    assert proposal.state == ProposalState.PENDING
-    assert proposal.team == demo.teams["payments"]
-    assert proposal.updates[0]["reason"].startswith("user:")
-    assert "1 demo proposal(s) added" in out.getvalue()
+    first, again = Proposal.objects.order_by("id")
+    assert first.state == again.state == ProposalState.PENDING
+    assert first.team == demo.teams["payments"]
+    assert first.updates[0]["reason"].startswith("user:")
+    assert again.duplicate_of == first
+    assert "2 demo proposal(s) added" in out.getvalue()
+    assert "0 demo proposal(s) added" in out.getvalue()
 
 
 def test_demo_without_project_skills_says_so() -> None:
