@@ -12,6 +12,7 @@ from portal.accounts.demo import DEMO_ACCOUNTS, seed_accounts
 # (skills before telemetry and reviews, which refer to them).
 DEMO_MODULES = [
     "governance.skills.demo",
+    "governance.skills.catalog_demo",
     "governance.policy.demo",
     "governance.telemetry.demo",
     "governance.reviews.demo",
