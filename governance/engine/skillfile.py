@@ -18,6 +18,7 @@ import operator
 import os
 import stat
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from governance.engine import rules
@@ -223,7 +224,29 @@ def parse_skill_md(
         body, frontmatter=skill.frontmatter, body_line=skill.body_line, file=file
     )
     findings.extend(body_findings)
+    _sanitise(findings)
     return skill
+
+
+def _printable_text(text: str) -> str:
+    """Control, format (bidi overrides, zero-width) and separator characters as ``\\uXXXX``:
+    findings echo names, keys and paths, and a terminal or a page must show them, not obey them."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() else (f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        for ch in text
+    )
+
+
+def _sanitise(findings: list[Finding]) -> None:
+    for index, finding in enumerate(findings):
+        if not finding.message.isprintable() or (finding.file is not None and not finding.file.isprintable()):
+            findings[index] = replace(
+                finding,
+                message=_printable_text(finding.message),
+                file=None if finding.file is None else _printable_text(finding.file),
+            )
 
 
 def _strict_bom(finding: Finding) -> Finding:
@@ -632,6 +655,8 @@ def load_skill_folder(
         skill.findings.append(rules.nested_skill_finding(nested, f"{nested}/{SKILL_MD}"))
     if skill.frontmatter.get("license"):
         skill.findings.extend(rules.check_package(skill))
+    if reader.findings:
+        _sanitise(skill.findings)
     return skill
 
 

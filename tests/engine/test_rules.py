@@ -389,3 +389,15 @@ def test_fullwidth_name_equals_folder_after_nfkc_but_is_flagged() -> None:
 def test_control_characters_in_yaml_are_refused() -> None:
     skill = parse(f'name: "a\x00b"\n{DESC}')
     assert only(skill, "yaml-invalid").message.startswith("Invalid YAML in frontmatter:")
+
+
+def test_terminal_escapes_in_names_and_keys_are_shown_not_obeyed() -> None:
+    skill = parse(
+        'name: "\\e[31mred"\ndescription: Formats release notes for the whole team.\n"\\e[2J": x',
+        folder="red",
+    )
+    messages = " ".join(f.message for f in skill.findings)
+    assert "\x1b" not in messages
+    assert "Skill name '\\u001b[31mred' contains invalid characters." in messages
+    assert "Unknown field '\\u001b[2J' in frontmatter" in messages
+    assert skill.name == "\x1b[31mred"  # the data stays as declared; only messages are escaped
