@@ -93,3 +93,23 @@ def test_timeout_is_enforced(tmp_path: Path) -> None:
     with pytest.raises(GitSourceError) as caught:
         git_fetch("https://github.com/o/r", "main", options=GitOptions(git=str(fake_git), timeout_s=0.5))
     assert caught.value.code == "git-timeout"
+
+
+def test_hooks_and_user_configuration_never_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker whose own git configuration installs hooks (or a template with hooks) must not run them.
+    repo = make_repo(tmp_path / "origin")
+    hooks = tmp_path / "evil-hooks"
+    hooks.mkdir()
+    marker = tmp_path / "hook-ran"
+    for name in ("post-checkout", "post-merge", "reference-transaction"):
+        hook = hooks / name
+        hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        hook.chmod(0o755)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n[init]\n\ttemplateDir = {tmp_path}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(tmp_path))
+    checkout = git_fetch(f"file://{repo}", "main", options=LOCAL)
+    assert (checkout.path / ".claude/skills/deploy/SKILL.md").is_file()
+    assert not marker.exists()
