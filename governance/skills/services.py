@@ -10,6 +10,7 @@ import hashlib
 import logging
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -409,7 +410,7 @@ def source_ingest(*, run: IngestRun) -> IngestRun:
     try:
         if location.is_remote or source.location.startswith("file://"):
             progress.phase("fetching")
-            checkout = git_fetch(source.location, source.ref, options=_git_options())
+            checkout = _fetch(source.location, source.ref)
             run.commit = checkout.commit
             if _unchanged_commit(source, checkout.commit):
                 run.counts = {"unchanged_commit": True, "skills_found": source.skills.count()}
@@ -469,7 +470,7 @@ def _fetch_remote_plugins(*, run: IngestRun, source: Source, result: ScanResult)
             )
             continue
         try:
-            checkout = git_fetch(entry.url, entry.sha or entry.ref, options=_git_options())
+            checkout = _fetch(entry.url, entry.sha or entry.ref)
         except GitSourceError as exc:
             result.errors.append(
                 ScanError(entry.name, exc.code, f"plugin {entry.name}: {exc.message}", "warning")
@@ -491,6 +492,22 @@ def _fetch_remote_plugins(*, run: IngestRun, source: Source, result: ScanResult)
             )
         )
     result.remote_plugins = remaining
+
+
+def _workdir() -> Path:
+    """Scratch space for checkouts and unpacked archives (``SKILL_STORAGE_DIR/work``), emptied after use."""
+    work = Path(settings.SKILL_STORAGE_DIR) / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
+def _fetch(url: str, ref: str) -> GitCheckout:
+    dest = Path(tempfile.mkdtemp(prefix="skill-git-", dir=_workdir()))
+    try:
+        return git_fetch(url, ref, dest=dest, options=_git_options())
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
 
 
 def _git_options() -> GitOptions:
@@ -814,7 +831,7 @@ def archive_ingest(
         return _refused_run(kind=kind, location=location, requested_by=requested_by, reason=admission.reason)
     limits = ArchiveLimits(max_archive_bytes=limit)
     try:
-        dest, _plan = extract_archive(data, filename=filename, limits=limits)
+        dest, _plan = extract_archive(data, filename=filename, limits=limits, parent=_workdir())
     except ArchiveRefused as exc:
         raise IngestRefused(exc.code, exc.message) from None
     try:

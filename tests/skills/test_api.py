@@ -209,17 +209,15 @@ HOSTILE_ARCHIVES = [
 
 @pytest.mark.parametrize(("data", "code", "detail"), HOSTILE_ARCHIVES)
 def test_hostile_archives_are_refused_and_leave_no_trace(
-    admin_token: str, data: bytes, code: str, detail: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    admin_token: str, data: bytes, code: str, detail: str, tmp_path: Path, settings: Any
 ) -> None:
-    import tempfile
-
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    settings.SKILL_STORAGE_DIR = tmp_path
     response = upload(Client(), admin_token, data, "upload.zip")
     assert response.status_code == 400, response.content
     assert response.json()["code"] == code
     assert detail in response.json()["detail"]
     assert nothing_stored()
-    assert list(tmp_path.iterdir()) == []
+    assert not any(tmp_path.rglob("*")) or list((tmp_path / "work").iterdir()) == []
 
 
 def test_oversized_upload_is_413(admin_token: str, settings: Any) -> None:

@@ -86,7 +86,11 @@ def test_reingest_unchanged_creates_nothing_and_changed_creates_one_version(
 
 
 def test_git_ingest_records_commit_and_skips_the_same_commit(
-    tmp_path: Path, admin_user: User, settings: Any, django_capture_on_commit_callbacks: Any
+    tmp_path: Path,
+    admin_user: User,
+    settings: Any,
+    skill_storage: Path,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     settings.SKILL_GIT_ALLOW_LOCAL = True
     repo = make_repo(tmp_path / "origin")
@@ -107,6 +111,7 @@ def test_git_ingest_records_commit_and_skips_the_same_commit(
     later = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
     assert later.commit == new_commit and later.counts["new_versions"] == 1
     assert not list(Path("/tmp").glob("skill-git-hooks-*"))
+    assert list((skill_storage / "work").iterdir()) == []  # checkouts are removed after each run
 
 
 def test_git_ingest_refuses_local_urls_by_default(
