@@ -13,6 +13,7 @@ from django.utils.timesince import timesince
 
 from governance.reviews.models import Delivery, Proposal, ProposalState
 from governance.skills.models import Skill, SkillVersion
+from governance.telemetry.selectors import SkillHealth, Window, merge_health, skill_health
 from portal.accounts.models import Role, Team
 from portal.accounts.services import user_role
 from portal.dashboard import Card
@@ -103,6 +104,12 @@ def teams_for_filter(*, user: User) -> QuerySet[Team]:
 
 def recent_versions(*, skill: Skill, limit: int = 8) -> QuerySet[SkillVersion]:
     return SkillVersion.objects.filter(skill=skill).select_related("created_by").order_by("-number")[:limit]
+
+
+def skill_usage(*, skill: Skill, days: int = 30) -> SkillHealth | None:
+    """Telemetry health of a catalog skill over the last ``days`` (None when never reported)."""
+    rows = skill_health(window=Window.last(days), skill_id=skill.pk)
+    return merge_health(rows) if rows else None
 
 
 def deliveries_of(*, proposal: Proposal) -> QuerySet[Delivery]:

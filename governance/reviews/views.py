@@ -103,6 +103,7 @@ def detail(request: HttpRequest, proposal_id: int) -> HttpResponse:
             "diffs": diffs,
             "current": current,
             "versions": selectors.recent_versions(skill=proposal.skill),
+            "usage": selectors.skill_usage(skill=proposal.skill),
             "deliveries": selectors.deliveries_of(proposal=proposal),
             "findings": current.findings if current else [],
             "can_review": refusal is None,
