@@ -167,6 +167,7 @@ class IngestRun(models.Model):
     phase = models.CharField(max_length=32, blank=True, help_text="fetching, scanning, storing...")
     attempts = models.PositiveIntegerField(default=0)
     enqueued_at = models.DateTimeField(null=True, blank=True, help_text="last time a task was sent for it")
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="last sign of life of its worker")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

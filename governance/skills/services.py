@@ -290,7 +290,9 @@ MAX_ATTEMPTS = 3
 def _recover_stale_running(stale_after_s: int) -> None:
     """Runs left ``running`` by a worker that died: back to pending, or failed after 3 attempts."""
     cutoff = timezone.now() - timedelta(seconds=stale_after_s)
-    stale = IngestRun.objects.filter(status=IngestStatus.RUNNING, started_at__lt=cutoff, source__isnull=False)
+    stale = IngestRun.objects.filter(status=IngestStatus.RUNNING, source__isnull=False).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
     stale.filter(attempts__gte=MAX_ATTEMPTS).update(
         status=IngestStatus.FAILED,
         error=f"the worker stopped during the run {MAX_ATTEMPTS} times; giving up",
@@ -342,7 +344,7 @@ class _Progress:
         self.last = 0.0
 
     def phase(self, phase: str) -> None:
-        IngestRun.objects.filter(pk=self.run.pk).update(phase=phase)
+        IngestRun.objects.filter(pk=self.run.pk).update(phase=phase, heartbeat_at=timezone.now())
         self.run.phase = phase
 
     def __call__(self, done: int, total: int) -> None:
@@ -350,7 +352,9 @@ class _Progress:
         if done < total and now - self.last < PROGRESS_EVERY_S:
             return
         self.last = now
-        IngestRun.objects.filter(pk=self.run.pk).update(progress_done=done, progress_total=total)
+        IngestRun.objects.filter(pk=self.run.pk).update(
+            progress_done=done, progress_total=total, heartbeat_at=timezone.now()
+        )
         self.run.progress_done, self.run.progress_total = done, total
 
 

@@ -252,6 +252,15 @@ def test_sweeper_retries_runs_whose_worker_died_then_gives_up(
         assert services.ingest_runs_requeue() == [dead.pk]
     dead.refresh_from_db()
     assert dead.status == IngestStatus.SUCCEEDED and dead.attempts == 2
+    alive = IngestRun.objects.create(
+        source=source,
+        source_kind="managed",
+        location=str(skills_dir),
+        status=IngestStatus.RUNNING,
+        started_at=long_ago,
+        heartbeat_at=timezone.now(),
+        attempts=1,
+    )
     hopeless = IngestRun.objects.create(
         source=source,
         source_kind="managed",
@@ -263,6 +272,8 @@ def test_sweeper_retries_runs_whose_worker_died_then_gives_up(
     assert services.ingest_runs_requeue() == []
     hopeless.refresh_from_db()
     assert hopeless.status == IngestStatus.FAILED and "3 times" in hopeless.error
+    alive.refresh_from_db()
+    assert alive.status == IngestStatus.RUNNING  # a long run that still reports progress is left alone
 
 
 @pytest.mark.parametrize(
