@@ -37,6 +37,7 @@ MIN_USEFUL_DESCRIPTION = 30
 MAX_BODY_LINES = 500
 MAX_BODY_TOKENS = COMPACTION_KEEP_TOKENS
 SHOWN_HEADINGS = 8  # headings named in a body-over-compaction-limit message
+MAX_HEADING_SCAN = 20_000  # heading/fence lines looked at by that lint (real bodies have < 1,000)
 
 SPEC_FIELDS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 EXTENSION_FIELDS = frozenset(
@@ -878,7 +879,9 @@ def check_body(
         return 0, findings
     tokens = body_token_estimate(body)
     if tokens > MAX_BODY_TOKENS:
-        past = headings_with_token_offsets(body, from_tokens=MAX_BODY_TOKENS, limit=SHOWN_HEADINGS + 1)
+        past = headings_with_token_offsets(
+            body, from_tokens=MAX_BODY_TOKENS, limit=SHOWN_HEADINGS + 1, max_scan=MAX_HEADING_SCAN
+        )
         if past:
             shown = ", ".join(
                 f"'{'#' * h.level} {h.title}' (line {body_line + h.line - 1})" for h in past[:SHOWN_HEADINGS]

@@ -48,13 +48,14 @@ class Heading:
 
 
 def headings_with_token_offsets(
-    body: str, *, from_tokens: int = 0, limit: int | None = None
+    body: str, *, from_tokens: int = 0, limit: int | None = None, max_scan: int | None = None
 ) -> list[Heading]:
     """ATX headings (``#`` .. ``######``) outside fenced code blocks, with their token offsets.
 
     ``from_tokens`` skips headings that start before that token offset and ``limit`` stops after
     that many headings (the linter asks for the first few past the compaction point, so a hostile
-    body of a million headings costs little). Setext headings (underlined with ``===``) are rare
+    body of a million headings costs little); ``max_scan`` bounds the heading and fence lines
+    looked at (a body of a million code fences). Setext headings (underlined with ``===``) are rare
     in skills and are not reported.
     """
     headings: list[Heading] = []
@@ -62,7 +63,9 @@ def headings_with_token_offsets(
     ascii_only = body.isascii()
     line = 1
     last = 0
-    for match in _INTERESTING.finditer("\n" + body):
+    for scanned, match in enumerate(_INTERESTING.finditer("\n" + body)):
+        if max_scan is not None and scanned >= max_scan:
+            break
         start = match.start()  # the newline before the line in the padded text = the line's start in body
         line += body.count("\n", last, start)
         last = start

@@ -85,3 +85,15 @@ def test_headings_from_a_token_offset_with_a_limit() -> None:
         ("c", 7_503),
     ]
     assert [h.title for h in headings_with_token_offsets(body, limit=1)] == ["a"]
+
+
+def test_a_body_of_code_fences_is_scanned_within_a_bound() -> None:
+    import time
+
+    body = "```\n" * 250_000 + "# late\n"
+    started = time.perf_counter()
+    skill = parse(GOOD, body)
+    assert time.perf_counter() - started < 0.5
+    assert "body-over-compaction-limit" in codes(skill)
+    assert [h.title for h in headings_with_token_offsets(body)] == ["late"]  # the unbounded scan finds it
+    assert len(headings_with_token_offsets("# a\n# b\n# c\n", max_scan=2)) == 2
