@@ -67,17 +67,9 @@ class PendingRollup(models.Model):
         return f"pending rollup {self.day} (seq {self.seq})"
 
 
-class SkillDaily(models.Model):
-    """Per day, skill and dimension (team, project, agent, version): what happened to the skill."""
+class SkillCounters(models.Model):
+    """What happened to a skill in one day (shared by both skill rollups)."""
 
-    day = models.DateField()
-    skill_key = models.CharField(max_length=210)
-    skill_id = models.IntegerField(null=True, blank=True)
-    skill_source = models.CharField(max_length=16, blank=True)
-    team_id = models.IntegerField(null=True, blank=True)
-    project_id = models.IntegerField(null=True, blank=True)
-    agent = models.CharField(max_length=32)
-    agent_version = models.CharField(max_length=64, blank=True)
     events = models.IntegerField(default=0)
     sessions = models.IntegerField(default=0)
     loads = models.IntegerField(default=0)
@@ -106,6 +98,26 @@ class SkillDaily(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
+
+    @property
+    def invocations(self) -> int:
+        return self.inv_user + self.inv_model + self.inv_nested
+
+
+class SkillDaily(SkillCounters):
+    """Per day, skill and dimension (team, project, agent, version): for filtered views."""
+
+    day = models.DateField()
+    skill_key = models.CharField(max_length=210)
+    skill_id = models.IntegerField(null=True, blank=True)
+    skill_source = models.CharField(max_length=16, blank=True)
+    team_id = models.IntegerField(null=True, blank=True)
+    project_id = models.IntegerField(null=True, blank=True)
+    agent = models.CharField(max_length=32)
+    agent_version = models.CharField(max_length=64, blank=True)
+
+    class Meta:
         indexes = [
             models.Index(fields=["day"], name="skilldaily_day"),
             models.Index(fields=["skill_key", "day"], name="skilldaily_skill_day"),
@@ -115,9 +127,28 @@ class SkillDaily(models.Model):
     def __str__(self) -> str:
         return f"{self.skill_key} {self.day}"
 
-    @property
-    def invocations(self) -> int:
-        return self.inv_user + self.inv_model + self.inv_nested
+
+class SkillDay(SkillCounters):
+    """Per day and skill, all dimensions summed: the unfiltered dashboards read only this.
+
+    A session runs one agent version for one team and project, so summing session counts over
+    those dimensions counts each session once.
+    """
+
+    day = models.DateField()
+    skill_key = models.CharField(max_length=210)
+    skill_id = models.IntegerField(null=True, blank=True)
+    skill_source = models.CharField(max_length=16, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["day", "skill_key"], name="skillday_day_skill"),
+            models.Index(fields=["skill_key", "day"], name="skillday_skill_day"),
+            models.Index(fields=["skill_id", "day"], name="skillday_catalog_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.skill_key} {self.day}"
 
 
 class FleetDaily(models.Model):

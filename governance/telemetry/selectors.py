@@ -12,6 +12,7 @@ Definitions (shown on the pages):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -20,7 +21,7 @@ from django.db.models import Max, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from governance.telemetry.models import FleetDaily, SkillDaily
+from governance.telemetry.models import FleetDaily, SkillDaily, SkillDay
 
 STALE_AFTER_DAYS = 30
 DEGRADED_SHARE_ALERT = 0.25
@@ -90,6 +91,16 @@ class Filters:
     team_id: int | None = None
     project_id: int | None = None
     agent_version: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.team_id or self.project_id or self.agent_version)
+
+    def skills(self, *, group: str = "") -> QuerySet[Any]:
+        """The skill rollup to read: per-skill totals unless a filter or a grouping needs dimensions."""
+        if not self.active and group not in GROUPS:
+            return SkillDay.objects.all()
+        return self.apply(SkillDaily.objects.all())
 
     def apply(self, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.team_id:
@@ -201,55 +212,120 @@ def skill_health(
     group: str = "",
     skill_key: str | None = None,
     skill_id: int | None = None,
+    keys: Iterable[str] | None = None,
 ) -> list[SkillHealth]:
     """One row per skill (and per group value when ``group`` is team, project or agent_version)."""
     filters = filters or Filters()
-    base = filters.apply(SkillDaily.objects.all())
+    base = filters.skills(group=group)
+    if keys is not None:
+        base = base.filter(skill_key__in=list(keys))
     if skill_key is not None:
         base = base.filter(skill_key=skill_key)
     if skill_id is not None:
         base = base.filter(skill_id=skill_id)
     dims = ["skill_key"] + ([GROUPS[group]] if group in GROUPS else [])
-    in_window = base.filter(day__gte=window.since, day__lte=window.until)
-    rows = in_window.values(*dims).annotate(**_sums(), skill_ref=Max("skill_id")).order_by()
-    last_used = {
-        tuple(r[d] for d in dims): r["last"]
-        for r in base.filter(last_used_at__isnull=False)
-        .values(*dims)
-        .annotate(last=Max("last_used_at"))
-        .order_by()
-    }
+    # One query over max(window, STALE_AFTER_DAYS) days: window sums, the trend's two weeks and the
+    # last use (enough to tell "stale": not used in STALE_AFTER_DAYS days) come out together.
+    history_since = min(window.since, window.until - timedelta(days=STALE_AFTER_DAYS - 1))
+    in_window = Q(day__gte=window.since)
     week = window.until - timedelta(days=6)
-    trend_rows = (
-        base.filter(day__gte=week - timedelta(days=7), day__lte=window.until)
+    recent, previous = Q(day__gte=week), Q(day__lt=week, day__gte=week - timedelta(days=7))
+    invocations = ("inv_user", "inv_model", "inv_nested")
+    rows = (
+        base.filter(day__gte=history_since, day__lte=window.until)
         .values(*dims)
         .annotate(
-            recent=Coalesce(Sum("inv_user", filter=Q(day__gte=week)), 0)
-            + Coalesce(Sum("inv_model", filter=Q(day__gte=week)), 0)
-            + Coalesce(Sum("inv_nested", filter=Q(day__gte=week)), 0),
-            previous=Coalesce(Sum("inv_user", filter=Q(day__lt=week)), 0)
-            + Coalesce(Sum("inv_model", filter=Q(day__lt=week)), 0)
-            + Coalesce(Sum("inv_nested", filter=Q(day__lt=week)), 0),
+            **{f"w_{name}": Sum(name, filter=in_window) for name in SUMMED},
+            skill_ref=Max("skill_id"),
+            last=Max("last_used_at"),
+            seen=Max("day", filter=in_window),
+            recent=sum(
+                (Coalesce(Sum(f, filter=recent), 0) for f in invocations[1:]),
+                Coalesce(Sum(invocations[0], filter=recent), 0),
+            ),
+            previous=sum(
+                (Coalesce(Sum(f, filter=previous), 0) for f in invocations[1:]),
+                Coalesce(Sum(invocations[0], filter=previous), 0),
+            ),
         )
         .order_by()
     )
-    trends = {tuple(r[d] for d in dims): (r["recent"] or 0, r["previous"] or 0) for r in trend_rows}
-    result = []
-    for row in rows:
-        key = tuple(row[d] for d in dims)
-        recent, previous = trends.get(key, (0, 0))
-        result.append(
-            SkillHealth(
-                skill_key=row["skill_key"],
-                skill_id=row["skill_ref"],
-                group=row[dims[1]] if len(dims) > 1 else None,
-                totals={name: row[name] or 0 for name in SUMMED},
-                last_used_at=last_used.get(key),
-                recent_invocations=recent,
-                previous_invocations=previous,
-            )
+    return [
+        SkillHealth(
+            skill_key=row["skill_key"],
+            skill_id=row["skill_ref"],
+            group=row[dims[1]] if len(dims) > 1 else None,
+            totals={name: row[f"w_{name}"] or 0 for name in SUMMED},
+            last_used_at=row["last"],
+            recent_invocations=row["recent"],
+            previous_invocations=row["previous"],
         )
-    return result
+        for row in rows
+        if row["seen"] is not None  # reported in the window
+    ]
+
+
+@dataclass
+class Ranking:
+    rows: list[SkillHealth]  # the first ``limit`` by frecency
+    degraded: list[SkillHealth]
+    costly: list[SkillHealth]
+    total: int
+
+
+def skill_ranking(
+    *, window: Window, filters: Filters | None = None, limit: int = 100, top: int = 10
+) -> Ranking:
+    """The overview's tables without loading every skill's every counter.
+
+    A light query ranks all skills (frecency, degradation, cost); only the skills that make one of
+    the three lists are then read in full.
+    """
+    filters = filters or Filters()
+    history_since = min(window.since, window.until - timedelta(days=STALE_AFTER_DAYS - 1))
+    in_window = Q(day__gte=window.since)
+    light = (
+        filters.skills()
+        .filter(day__gte=history_since, day__lte=window.until)
+        .values("skill_key")
+        .annotate(
+            inv=Coalesce(Sum("inv_user", filter=in_window), 0)
+            + Coalesce(Sum("inv_model", filter=in_window), 0)
+            + Coalesce(Sum("inv_nested", filter=in_window), 0),
+            last=Max("last_used_at"),
+            seen=Max("day", filter=in_window),
+            sessions=Sum("sessions", filter=in_window),
+            cut=Sum("degraded_sessions", filter=in_window),
+            tails=Sum("cut_tails", filter=in_window),
+            ghost=Sum("ghosts", filter=in_window),
+            cost=Sum("cost_usd", filter=in_window),
+            metric_cost=Sum("metric_cost_usd", filter=in_window),
+        )
+        .order_by()
+        .values_list(
+            "skill_key", "inv", "last", "seen", "sessions", "cut", "tails", "ghost", "cost", "metric_cost"
+        )
+    )
+    now = timezone.now()
+    scored = []
+    for key, inv, last, seen, sessions, cut, tails, ghost, cost, metric_cost in light:
+        if seen is None:
+            continue
+        days = (now - last).total_seconds() / 86400 if last else None
+        share = min(1.0, (cut or 0) / sessions) if sessions else 0.0
+        degradation = share + ((tails or 0) + 2 * (ghost or 0)) / max(1, sessions or 0)
+        scored.append((key, frecency(inv, days), degradation, max(cost or 0.0, metric_cost or 0.0)))
+    by_frecency = [k for k, *_ in sorted(scored, key=lambda r: r[1], reverse=True)[:limit]]
+    degraded = [k for k, _f, d, _c in sorted(scored, key=lambda r: r[2], reverse=True)[:top] if d > 0]
+    costly = [k for k, _f, _d, c in sorted(scored, key=lambda r: r[3], reverse=True)[:top] if c > 0]
+    wanted = set(by_frecency) | set(degraded) | set(costly)
+    full = {row.skill_key: row for row in skill_health(window=window, filters=filters, keys=wanted)}
+    return Ranking(
+        rows=[full[k] for k in by_frecency if k in full],
+        degraded=[full[k] for k in degraded if k in full],
+        costly=[full[k] for k in costly if k in full],
+        total=len(scored),
+    )
 
 
 def fleet_series(*, window: Window, filters: Filters | None = None) -> dict[str, list[Any]]:
@@ -257,7 +333,8 @@ def fleet_series(*, window: Window, filters: Filters | None = None) -> dict[str,
     filters = filters or Filters()
     skill_days = {
         r["day"]: r
-        for r in filters.apply(SkillDaily.objects.filter(day__gte=window.since, day__lte=window.until))
+        for r in filters.skills()
+        .filter(day__gte=window.since, day__lte=window.until)
         .values("day")
         .annotate(
             inv_user=Sum("inv_user"),
@@ -425,7 +502,7 @@ def stale_catalog_skills(*, limit: int = 50) -> list[dict[str, Any]]:
     from governance.skills.models import Skill
 
     last = dict(
-        SkillDaily.objects.filter(skill_id__isnull=False, last_used_at__isnull=False)
+        SkillDay.objects.filter(skill_id__isnull=False, last_used_at__isnull=False)
         .values("skill_id")
         .annotate(last=Max("last_used_at"))
         .order_by()
@@ -464,7 +541,7 @@ def skill_series(
     *, window: Window, skill_key: str | None = None, skill_id: int | None = None
 ) -> dict[str, list[Any]]:
     """Per-day series of one skill (the skill page's panel chart)."""
-    base = SkillDaily.objects.filter(day__gte=window.since, day__lte=window.until)
+    base = SkillDay.objects.filter(day__gte=window.since, day__lte=window.until)
     base = base.filter(skill_key=skill_key) if skill_key is not None else base.filter(skill_id=skill_id)
     per_day: dict[date, dict[str, Any]] = {
         r["day"]: dict(r)

@@ -32,7 +32,7 @@ from governance.engine.telemetry import (
     pseudonym,
     validate_event,
 )
-from governance.telemetry.models import Channel, Event, FleetDaily, PendingRollup, SkillDaily
+from governance.telemetry.models import Channel, Event, FleetDaily, PendingRollup, SkillDaily, SkillDay
 from governance.telemetry.partitions import partitions_drop_before, partitions_ensure
 
 logger = logging.getLogger(__name__)
@@ -90,6 +90,57 @@ def ingest_slot() -> Iterator[None]:
 # --- names ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class CatalogSnapshot:
+    version: tuple[Any, ...]
+    skills: dict[str, tuple[int, str]]  # qualified name → (id, source kind), the most trusted wins
+    plugins: set[str]
+    teams: dict[str, int]
+    projects: dict[str, int]
+
+
+_snapshot: CatalogSnapshot | None = None
+# Changes whenever a skill, team or project is added, removed or renamed (ids alone can repeat
+# after a rolled-back transaction; creation times and slug lengths tell those apart).
+VERSION_SQL = (
+    "SELECT (SELECT COUNT(*) FROM skills_skill), (SELECT MAX(id) FROM skills_skill), "
+    "(SELECT MAX(created_at) FROM skills_skill), "
+    "(SELECT COUNT(*) FROM accounts_team), (SELECT MAX(id) FROM accounts_team), "
+    "(SELECT SUM(LENGTH(slug)) FROM accounts_team), "
+    "(SELECT COUNT(*) FROM accounts_project), (SELECT MAX(id) FROM accounts_project), "
+    "(SELECT SUM(LENGTH(slug)) FROM accounts_project)"
+)
+
+
+def _catalog_snapshot() -> CatalogSnapshot:
+    global _snapshot
+    from governance.skills.models import TRUST_RANK, Skill
+    from portal.accounts.models import Project, Team
+
+    with connection.cursor() as cursor:
+        cursor.execute(VERSION_SQL)
+        version = (connection.alias, connection.settings_dict["NAME"], *(cursor.fetchone() or ()))
+    if _snapshot is not None and _snapshot.version == version:
+        return _snapshot
+    best: dict[str, tuple[int, str, int]] = {}
+    plugins: set[str] = set()
+    for skill_id, name, plugin, kind in Skill.objects.values_list("id", "name", "plugin", "source__kind"):
+        qualified = f"{plugin}:{name}" if plugin else name
+        rank = TRUST_RANK.get(kind, 0)
+        if qualified not in best or rank > best[qualified][2]:
+            best[qualified] = (skill_id, kind, rank)
+        if plugin:
+            plugins.add(plugin)
+    _snapshot = CatalogSnapshot(
+        version=version,
+        skills={name: (value[0], value[1]) for name, value in best.items()},
+        plugins=plugins,
+        teams=dict(Team.objects.values_list("slug", "id")),
+        projects=dict(Project.objects.values_list("slug", "id")),
+    )
+    return _snapshot
+
+
 @dataclass
 class Resolver:
     """Resolves names of one batch against the catalog, and pseudonymises what it does not know."""
@@ -103,42 +154,19 @@ class Resolver:
 
     @classmethod
     def for_events(cls, events: Sequence[EventIn]) -> Resolver:
-        from governance.skills.models import TRUST_RANK, Skill
-        from portal.accounts.models import Project, Team
+        """A resolver over a snapshot of the catalog (names, plugins, teams, projects).
 
-        names: set[str] = set()
-        plugins: set[str] = set()
-        teams: set[str] = set()
-        projects: set[str] = set()
-        for event in events:
-            refs = [event.skill] if event.skill else []
-            refs += [ref for ref, _mode in event.cut_skills]
-            for ref in refs:
-                names.add(ref.name)
-            if event.type == EventType.PLUGIN_LOADED:
-                plugins.add(str(event.data.get("plugin", "")))
-            if event.team:
-                teams.add(event.team)
-            if event.project:
-                projects.add(event.project)
-        resolver = cls(key=settings.PSEUDONYM_KEY)
-        rows = Skill.objects.filter(name__in=names).values_list("id", "name", "plugin", "source__kind")
-        best: dict[str, tuple[int, str, int]] = {}
-        for skill_id, name, plugin, kind in rows:
-            qualified = f"{plugin}:{name}" if plugin else name
-            rank = TRUST_RANK.get(kind, 0)
-            if qualified not in best or rank > best[qualified][2]:
-                best[qualified] = (skill_id, kind, rank)
-        resolver.skills = {name: (value[0], value[1]) for name, value in best.items()}
-        if plugins:
-            resolver.plugins = set(
-                Skill.objects.filter(plugin__in=plugins).values_list("plugin", flat=True).distinct()
-            )
-        if teams:
-            resolver.teams = dict(Team.objects.filter(slug__in=teams).values_list("slug", "id"))
-        if projects:
-            resolver.projects = dict(Project.objects.filter(slug__in=projects).values_list("slug", "id"))
-        return resolver
+        The snapshot is kept per process and reloaded when the catalog's version changes (one
+        cheap query per batch instead of one lookup query per kind of name).
+        """
+        snapshot = _catalog_snapshot()
+        return cls(
+            key=settings.PSEUDONYM_KEY,
+            skills=snapshot.skills,
+            plugins=snapshot.plugins,
+            teams=snapshot.teams,
+            projects=snapshot.projects,
+        )
 
     def pseudo(self, kind: str, value: str) -> str:
         if not value:
@@ -256,8 +284,7 @@ def _insert_postgres(rows: Sequence[tuple[Any, ...]]) -> set[uuid.UUID]:
                 copy.write_row((*row[:-1], Jsonb(row[-1])))
         cursor.execute(insert_sql)
         inserted = {row[0] for row in cursor.fetchall()}
-        cursor.execute("TRUNCATE telemetry_stage")
-    return inserted
+    return inserted  # the staging rows go at commit (ON COMMIT DELETE ROWS)
 
 
 def _insert_sqlite(rows: Sequence[tuple[Any, ...]]) -> set[uuid.UUID]:
@@ -533,10 +560,39 @@ def _compute_day(day: date) -> tuple[int, int]:
         .order_by()
     ]
     SkillDaily.objects.filter(day=day).delete()
+    SkillDay.objects.filter(day=day).delete()
     FleetDaily.objects.filter(day=day).delete()
     SkillDaily.objects.bulk_create(skill_rows, batch_size=1000)
+    SkillDay.objects.bulk_create(_sum_dimensions(day, skill_rows), batch_size=1000)
     FleetDaily.objects.bulk_create(fleet_rows, batch_size=1000)
     return len(skill_rows), len(fleet_rows)
+
+
+COUNTERS = tuple(
+    f.name
+    for f in SkillDay._meta.get_fields()
+    if f.name not in {"id", "day", "skill_key", "skill_id", "skill_source", "last_used_at"}
+)
+
+
+def _sum_dimensions(day: date, rows: Sequence[SkillDaily]) -> list[SkillDay]:
+    """Per-dimension rows of one day → one row per skill (what unfiltered dashboards read)."""
+    totals: dict[str, SkillDay] = {}
+    for row in rows:
+        total = totals.get(row.skill_key)
+        if total is None:
+            total = totals[row.skill_key] = SkillDay(day=day, skill_key=row.skill_key, skill_id=row.skill_id)
+        for name in COUNTERS:
+            setattr(total, name, getattr(total, name) + getattr(row, name))
+        if row.skill_id is not None:
+            total.skill_id = row.skill_id
+        if row.skill_source != "unknown" or not total.skill_source:
+            total.skill_source = row.skill_source
+        if row.last_used_at is not None and (
+            total.last_used_at is None or row.last_used_at > total.last_used_at
+        ):
+            total.last_used_at = row.last_used_at
+    return list(totals.values())
 
 
 @dataclass

@@ -13,12 +13,13 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from governance.telemetry import selectors
-from governance.telemetry.models import SkillDaily
+from governance.telemetry.models import FleetDaily, SkillDay
 from governance.telemetry.partitions import partitions_list
 from portal.accounts.models import Project, Team
 from portal.accounts.services import user_is_admin
 
 WINDOWS = (7, 30, 90)
+TABLE_LIMIT = 50  # skills listed by frecency (a fleet can report thousands of private names)
 
 
 def _window(request: HttpRequest) -> tuple[int, selectors.Window]:
@@ -39,7 +40,7 @@ def _filters(request: HttpRequest) -> selectors.Filters:
 
 def _filter_choices() -> dict[str, Any]:
     versions = (
-        SkillDaily.objects.exclude(agent_version="")
+        FleetDaily.objects.exclude(agent_version="")
         .order_by("-agent_version")
         .values_list("agent_version", flat=True)
         .distinct()[:50]
@@ -59,12 +60,12 @@ def health(request: HttpRequest) -> HttpResponse:
     group = request.GET.get("group", "")
     group = group if group in selectors.GROUPS else ""
     is_admin = user_is_admin(request.user)
-    rows = selectors.skill_health(window=window, filters=filters, group=group)
-    per_skill = rows if not group else selectors.skill_health(window=window, filters=filters)
-    degraded = sorted(
-        (r for r in per_skill if r.degradation_score > 0), key=lambda r: r.degradation_score, reverse=True
-    )[:10]
-    costly = sorted((r for r in per_skill if r.cost > 0), key=lambda r: r.cost, reverse=True)[:10]
+    ranking = selectors.skill_ranking(window=window, filters=filters, limit=TABLE_LIMIT)
+    rows = ranking.rows
+    if group:
+        order = {row.skill_key: index for index, row in enumerate(ranking.rows)}
+        rows = selectors.skill_health(window=window, filters=filters, group=group, keys=order)
+        rows.sort(key=lambda r: (order.get(r.skill_key, 0), -r.invocations))
     series = selectors.fleet_series(window=window, filters=filters)
     if not is_admin:
         series.pop("cost")
@@ -82,9 +83,11 @@ def health(request: HttpRequest) -> HttpResponse:
         "window": window,
         "filters": filters,
         "group": group,
-        "rows": sorted(rows, key=lambda r: r.frecency, reverse=True),
-        "degraded": degraded,
-        "costly": costly if is_admin else [],
+        "rows": rows,
+        "total_skills": ranking.total,
+        "table_limit": TABLE_LIMIT,
+        "degraded": ranking.degraded,
+        "costly": ranking.costly if is_admin else [],
         "stale": selectors.stale_catalog_skills(),
         "totals": selectors.fleet_totals(window=window, filters=filters),
         "series": series,
@@ -114,7 +117,7 @@ def health_agents(request: HttpRequest) -> HttpResponse:
 def health_skill(request: HttpRequest, skill_key: str) -> HttpResponse:
     days, window = _window(request)
     rows = selectors.skill_health(window=window, skill_key=skill_key)
-    if not rows and not SkillDaily.objects.filter(skill_key=skill_key).exists():
+    if not rows and not SkillDay.objects.filter(skill_key=skill_key).exists():
         raise Http404("no telemetry for this skill")
     by_version = selectors.skill_health(window=window, skill_key=skill_key, group="agent_version")
     by_team = selectors.skill_health(window=window, skill_key=skill_key, group="team")
