@@ -370,7 +370,7 @@ def _require_reviewer(*, user: User, proposal: Proposal) -> None:
         raise NotAllowed(refusal)
 
 
-def _sqlite_retry(work: Callable[[], T]) -> T:
+def _retry_when_locked(work: Callable[[], T]) -> T:
     """Run a write transaction, retrying when SQLite reports its single writer lock as busy.
 
     PostgreSQL waits on row locks instead and never raises this; the retried work re-reads
@@ -422,7 +422,7 @@ def proposal_approve(
     version; the other finds the base moved and turns its proposal stale (Conflict).
     """
     _require_feature()
-    proposal = _sqlite_retry(
+    proposal = _retry_when_locked(
         lambda: _approve(proposal_id=proposal_id, reviewer=reviewer, edited_text=edited_text, note=note)
     )
     if proposal.state == ProposalState.STALE:
@@ -591,7 +591,7 @@ def proposal_comment(*, proposal: Proposal, author: User, body: str) -> Proposal
 
 def proposal_rollback(*, proposal_id: int, reviewer: User) -> Delivery:
     """Undo one applied change: a new version equal to the one before it, delivered the same way."""
-    return _sqlite_retry(lambda: _rollback(proposal_id=proposal_id, reviewer=reviewer))
+    return _retry_when_locked(lambda: _rollback(proposal_id=proposal_id, reviewer=reviewer))
 
 
 @transaction.atomic
@@ -738,7 +738,7 @@ def _claim(delivery_id: int) -> Delivery | None:
 
 def delivery_run(*, delivery_id: int) -> Delivery | None:
     """Deliver one version (push a branch, or render a patch). Idempotent; safe to call twice."""
-    delivery = _sqlite_retry(lambda: _claim(delivery_id))
+    delivery = _retry_when_locked(lambda: _claim(delivery_id))
     if delivery is None:
         return None
     proposal = delivery.proposal
@@ -764,6 +764,7 @@ def delivery_run(*, delivery_id: int) -> Delivery | None:
         else:
             patch = format_patch(folder=proposal.skill.location, before=before, after=after, commit=commit)
     except DeliveryError as exc:
+        logger.warning("delivery %s of proposal %s failed: %s", delivery.pk, proposal.pk, exc)
         _finish(delivery, error=str(exc))
     else:
         _finish(delivery, commit_sha=commit_sha, patch=patch)
@@ -805,7 +806,7 @@ def _finish(delivery: Delivery, *, error: str = "", commit_sha: str = "", patch:
                 after_sha256=delivery.version.skill_md_sha256,
             )
 
-    _sqlite_retry(write)
+    _retry_when_locked(write)
 
 
 def delivery_retry(*, delivery_id: int, user: User) -> Delivery:
