@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import subprocess
 import sys
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 REFERENCE = "skills-ref==0.1.1"
@@ -17,12 +20,28 @@ CACHE = REPO / ".cache" / "skills-ref"
 SHIM = Path(__file__).resolve().parent / "skills_ref_shim"
 
 
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """One test process at a time prepares the cache (the SQLite and PostgreSQL runs may overlap)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def reference_sdist() -> Path:
     """The unpacked sdist folder (with its ``tests/``)."""
+    with _locked():
+        return _reference_sdist()
+
+
+def _reference_sdist() -> Path:
     unpacked = CACHE / "skills_ref-0.1.1"
     if (unpacked / "tests").is_dir():
         return unpacked
-    CACHE.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
             sys.executable,
@@ -47,6 +66,11 @@ def reference_sdist() -> Path:
 
 def reference_python() -> Path:
     """A Python interpreter whose environment has the real skills-ref installed."""
+    with _locked():
+        return _reference_python()
+
+
+def _reference_python() -> Path:
     venv = CACHE / "venv"
     python = venv / "bin" / "python"
     if python.exists() and (venv / ".installed").exists():
