@@ -66,7 +66,20 @@ WORDS = [
 ]
 
 
+def ensure_postgres_database(db_url: str) -> None:
+    """Create the bench's own PostgreSQL database when it does not exist yet."""
+    import psycopg
+    from psycopg import sql
+
+    base, _, name = db_url.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
 def setup_django(db_url: str) -> None:
+    if db_url.startswith(("postgres://", "postgresql://")):
+        ensure_postgres_database(db_url)
     os.environ["DATABASE_URL"] = db_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
