@@ -13,6 +13,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
+from governance.audit.models import AuditEntry
 from governance.engine.managed_settings import compile_dropins, compile_managed_settings
 from governance.engine.permissions import (
     Decision,
@@ -42,6 +43,11 @@ def policy_versions() -> QuerySet[PolicyVersion]:
     return PolicyVersion.objects.select_related("created_by", "updated_by", "published_by").order_by(
         "-number"
     )
+
+
+def source_refusals(*, limit: int = 20) -> QuerySet[AuditEntry]:
+    """The latest sources refused by the published policy (from the audit ledger)."""
+    return AuditEntry.objects.filter(action="source.refused").order_by("-at", "-id")[:limit]
 
 
 def policy_document(version: PolicyVersion | None) -> PolicyDocument:

@@ -63,6 +63,7 @@ def policy(request: HttpRequest) -> HttpResponse:
             "decision_counts": list(counts.items()),
             "skills_checked": sum(counts.values()),
             "can_edit": user_is_admin(request.user),
+            "refusals": selectors.source_refusals(),
         },
     )
 

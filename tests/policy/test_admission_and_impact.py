@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 
 from governance.audit.models import AuditEntry
 from governance.engine.types import SourceKind
@@ -35,7 +36,9 @@ def test_without_a_published_policy_everything_is_admitted() -> None:
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("spelling", SPELLINGS)
-def test_every_spelling_of_a_denied_repository_is_refused_and_logged(admin_user: User, spelling: str) -> None:
+def test_every_spelling_of_a_denied_repository_is_refused_and_logged(
+    admin_user: User, admin_client: Client, spelling: str
+) -> None:
     policy_draft_update(
         actor=admin_user,
         document={"source_rules": [{"effect": "deny", "kind": "repository", "pattern": "evil/skills"}]},
@@ -50,6 +53,8 @@ def test_every_spelling_of_a_denied_repository_is_refused_and_logged(admin_user:
     assert entry.evidence["identity"] == "github.com/evil/skills"
     assert entry.evidence["location"] == spelling
     assert source_admission(kind="git", location="https://github.com/acme/ok").allowed
+    overview = admin_client.get("/policy/").content.decode()
+    assert spelling in overview and "denied by source rule" in overview
 
 
 @pytest.mark.django_db
