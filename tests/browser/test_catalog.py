@@ -140,3 +140,32 @@ def test_fleet_view(login: Any, developer_user: User, catalog: Catalog) -> None:
     first = page.locator("[data-testid=fleet-table] tbody tr").first
     assert first.get_attribute("data-project") == "infra"
     shot(page, "fleet")
+
+
+def test_lead_curates_a_collection_and_downloads_exports(
+    login: Any, lead_user: User, catalog: Catalog
+) -> None:
+    page = login(lead_user)
+    page.goto("/catalog/collections/")
+    page.fill("[data-testid=collection-form] input[name=slug]", "security")
+    page.fill("[data-testid=collection-form] input[name=name]", "Security")
+    page.click("[data-testid=collection-form] button[type=submit]")
+    assert "Collection Security created." in page.inner_text("main")
+    page.goto(f"/catalog/skills/{catalog.managed_review.pk}/")
+    page.click("[data-testid=add-to-collection] button[type=submit]")
+    assert "1 skill added to Security." in page.inner_text("main")
+    page.goto("/catalog/collections/security/")
+    assert page.locator("[data-testid=collection-skills] tr[data-skill='security-review']").count() == 1
+    assert page.inner_text("[data-testid=registry-url]").endswith("/registry/collections/security/index.json")
+    with page.expect_download() as download:
+        page.click("[data-testid=exports] >> text=Export as plugin marketplace")
+    assert download.value.suggested_filename == "security-marketplace.tar.gz"
+    shot(page, "collection")
+
+
+def test_developer_cannot_create_collections(login: Any, developer_user: User, catalog: Catalog) -> None:
+    page = login(developer_user)
+    page.goto("/catalog/collections/")
+    assert page.locator("[data-testid=collection-form]").count() == 0
+    page.goto(f"/catalog/skills/{catalog.managed_review.pk}/")
+    assert page.locator("[data-testid=add-to-collection]").count() == 0
