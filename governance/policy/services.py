@@ -78,14 +78,24 @@ def policy_draft_open(*, actor: Actor) -> PolicyVersion:
 
 
 @transaction.atomic
-def policy_draft_update(*, actor: Actor, document: Any, note: str = "") -> PolicyVersion:
-    """Replace the draft's document after validating it; nothing is written when it has errors."""
+def policy_draft_update(
+    *, actor: Actor, document: Any, note: str = "", base_sha256: str = ""
+) -> PolicyVersion:
+    """Replace the draft's document after validating it; nothing is written when it has errors.
+
+    ``base_sha256`` is the hash of the document the editor started from: when another admin
+    saved in between, the update is refused instead of silently overwriting their change.
+    """
     _require_admin(actor)
     parsed, errors = parse_document(document)
     if errors:
         raise PolicyInvalid(errors)
     draft = policy_draft_open(actor=actor)
     draft = PolicyVersion.objects.select_for_update().get(pk=draft.pk)
+    if base_sha256 and base_sha256 != draft.document_sha256:
+        raise PolicyStateError(
+            "the draft changed since you opened it (another admin saved); reload and apply your change again"
+        )
     canonical = parsed.as_dict()
     after = document_sha256(canonical)
     if after == draft.document_sha256 and (not note or note == draft.note):

@@ -13,7 +13,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from governance.engine.managed_settings import portal_only
-from governance.engine.policydoc import Change, canonical_json, diff_documents, empty_document
+from governance.engine.policydoc import (
+    Change,
+    canonical_json,
+    diff_documents,
+    document_sha256,
+    empty_document,
+)
 from governance.policy import selectors
 from governance.policy.api import portal_base_url
 from governance.policy.forms import (
@@ -169,11 +175,12 @@ def policy_edit(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         action = request.POST.get("action", "")
+        base_sha256 = request.POST.get("base_sha256", "")
         if action == "delete":
             new = _delete(document, request.POST.get("section", ""), request.POST.get("key", ""))
             try:
-                policy_draft_update(actor=request.user, document=new)
-            except PolicyInvalid as exc:
+                policy_draft_update(actor=request.user, document=new, base_sha256=base_sha256)
+            except (PolicyInvalid, PolicyStateError) as exc:
                 messages.error(request, f"Not removed: {exc}")
             else:
                 messages.success(request, "Removed from the draft.")
@@ -195,7 +202,9 @@ def policy_edit(request: HttpRequest) -> HttpResponse:
             new = _new_document(action, form, document)
             note = form.cleaned_data.get("note", "") if action == "raw" else ""
             try:
-                policy_draft_update(actor=request.user, document=new, note=note)
+                policy_draft_update(actor=request.user, document=new, note=note, base_sha256=base_sha256)
+            except PolicyStateError as exc:
+                form.add_error(None, str(exc))
             except PolicyInvalid as exc:
                 for path, problems in exc.errors.items():
                     field = _field_for(action, path, new)
@@ -231,6 +240,7 @@ def policy_edit(request: HttpRequest) -> HttpResponse:
             "published": published,
             "document": document,
             "document_json": canonical_json(document),
+            "base_sha256": document_sha256(document),
             "forms": context_forms,
             "changes": changes,
         },

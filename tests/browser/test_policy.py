@@ -34,6 +34,8 @@ def test_admin_edits_previews_and_publishes(login: Any, admin_user: User, org: O
     form.locator("input[name=source_rule-pattern]").fill("(unclosed")
     form.locator("button[type=submit]").click()
     assert "not a valid regular expression" in page.inner_text("[data-error-for=pattern]")
+    page.locator("[data-form=source_rule]").scroll_into_view_if_needed()
+    shot(page, "policy-edit-error")
     assert not PolicyVersion.objects.exists()
     # a skill rule, then a source rule
     form = page.locator("[data-form=skill_rule]")

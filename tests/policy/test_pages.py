@@ -146,3 +146,30 @@ def test_history_and_diff_between_versions(admin_client: Client, developer_clien
     assert against.context["against"].number == 1
     assert developer_client.get("/policy/v/2/?against=x").status_code == 400
     assert developer_client.get("/policy/v/9/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_stale_editor_does_not_overwrite_another_admins_change(admin_client: Client, org: Org) -> None:
+    page = admin_client.get("/policy/edit/")
+    stale = page.context["base_sha256"]
+    admin_client.post(
+        "/policy/edit/",
+        {
+            "action": "skill_rule",
+            "base_sha256": stale,
+            "skill_rule-effect": "deny",
+            "skill_rule-name": "first",
+        },
+    )
+    response = admin_client.post(
+        "/policy/edit/",
+        {
+            "action": "skill_rule",
+            "base_sha256": stale,
+            "skill_rule-effect": "deny",
+            "skill_rule-name": "second",
+        },
+    )
+    assert response.status_code == 400
+    assert "another admin saved" in response.context["forms"]["skill_rule"].non_field_errors()[0]
+    assert [r["name"] for r in PolicyVersion.objects.get().document["skill_rules"]] == ["first"]
