@@ -9,6 +9,7 @@ from ninja.errors import HttpError
 from governance.policy.api import router as policy_router
 from governance.reviews.api import router as reviews_router
 from governance.skills.api import router as skills_router
+from governance.skills.catalog_api import router as catalog_router
 from governance.telemetry.api import router as telemetry_router
 from portal.accounts.services import user_role
 from portal.auth import ScopedToken, SessionAuth
@@ -74,6 +75,7 @@ def me(request: HttpRequest) -> Me:
 
 
 api.add_router("/skills", skills_router)
+api.add_router("/catalog", catalog_router)
 api.add_router("/policy", policy_router)
 api.add_router("/telemetry", telemetry_router)
 api.add_router("/reviews", reviews_router)
