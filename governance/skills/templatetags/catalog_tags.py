@@ -33,7 +33,20 @@ def catalog_dashboard_card() -> dict[str, Any]:
 @register.simple_tag
 def status_pill(status: str) -> SafeString:
     """A resolution status (active, shadowed, hidden, conditional, rejected) as a coloured pill."""
-    return format_html('<span class="status status-{0}" data-status="{0}">{0}</span>', status)
+    return format_html(
+        '<span class="status status-{0}" data-status="{0}" title="{1}">{0}</span>',
+        status,
+        STATUS_TITLES.get(status, ""),
+    )
+
+
+STATUS_TITLES = {
+    "active": "In the listing: the model can pick it",
+    "shadowed": "A same-named copy wins: this one is never loaded",
+    "hidden": "disable-model-invocation: out of the listing (zero listing cost), user /name only",
+    "conditional": "paths: globs: out of the listing until a touched file matches",
+    "rejected": "Invalid or denied: never loaded",
+}
 
 
 @register.simple_tag
