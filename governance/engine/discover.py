@@ -15,6 +15,9 @@ Rules:
 - A link whose target leaves the boundary (the root, or the git root when walking up) is not
   followed: it is reported with a ``link-outside-root`` error on the skill that holds it.
 - A skill folder inside another skill folder is reported (``skill-nested``).
+- In a repository (a ``.claude/skills`` or ``.agents/skills`` folder exists below the root) only
+  the skills in those folders count; other SKILL.md files (fixtures, examples) are reported as
+  info. A plain skills folder or a ``skills/<name>`` checkout counts every skill folder.
 - With ``walk_up`` (project sources), ``.claude/skills`` and ``.agents/skills`` of the parent
   folders are scanned too, up to the git root and never past it: the repository is the trust
   boundary.
@@ -273,6 +276,38 @@ class _Walker:
         owner.refused_files.add(rel if owner.rel == "." else rel[len(owner.rel) + 1 :])
 
 
+def in_container(rel: str) -> bool:
+    """Whether a skill folder sits in ``.claude/skills/`` or ``.agents/skills/`` (where agents load from)."""
+    parts = rel.split("/")
+    return len(parts) >= 3 and parts[-2] == "skills" and parts[-3] in {".claude", ".agents"}
+
+
+def _keep_container_skills(discovery: Discovery) -> None:
+    """In a repository (any ``.claude/skills`` or ``.agents/skills`` found), only those folders count.
+
+    Elsewhere (a managed skills folder, a checkout laid out as ``skills/<name>``) every skill
+    folder counts. A SKILL.md outside the containers of a repository (test fixtures, examples,
+    docs) is reported as info, not checked as a skill agents would load.
+    """
+    if not any(in_container(s.rel) for s in discovery.skills):
+        return
+    kept = []
+    for skill in discovery.skills:
+        if in_container(skill.rel) or skill.nested_in is not None:
+            kept.append(skill)
+            continue
+        discovery.findings.append(
+            Finding(
+                "skill-outside-skills-folder",
+                Severity.INFO,
+                f"{skill.rel} holds a SKILL.md outside .claude/skills and .agents/skills: agents do not "
+                "load it from this repository, so it was not checked",
+                file=skill.rel,
+            )
+        )
+    discovery.skills = kept
+
+
 def discover_skills(
     root: Path | str, *, limits: DiscoverLimits | None = None, walk_up: bool = False
 ) -> Discovery:
@@ -289,6 +324,7 @@ def discover_skills(
     ignores = _ancestor_ignores(real_root, git_root, limits, discovery.findings)
     walker = _Walker(discovery, real_root, limits)
     walker.walk(real_root, ignores)
+    _keep_container_skills(discovery)
     if walk_up and git_root is not None and git_root != real_root:
         walker.boundary = git_root
         for folder in real_root.parents:

@@ -145,3 +145,19 @@ def test_missing_or_file_root(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     with pytest.raises(DiscoverError, match="not a folder"):
         discover_skills(tmp_path / "f")
+
+
+def test_in_a_repository_only_skill_folders_agents_load_count(tmp_path: Path) -> None:
+    skill(tmp_path / ".claude/skills/deploy")
+    skill(tmp_path / "apps/web/.agents/skills/lint")
+    skill(tmp_path / "tests/fixtures/broken-skill")
+    skill(tmp_path / "docs/examples/example-skill")
+    discovery = discover_skills(tmp_path)
+    assert [s.rel for s in discovery.skills] == [".claude/skills/deploy", "apps/web/.agents/skills/lint"]
+    infos = sorted(f.file or "" for f in discovery.findings if f.code == "skill-outside-skills-folder")
+    assert infos == ["docs/examples/example-skill", "tests/fixtures/broken-skill"]
+    # a checkout laid out as skills/<name> (no .claude/skills anywhere) keeps every skill
+    other = tmp_path / "checkout"
+    skill(other / "skills/pdf")
+    skill(other / "skills/docx")
+    assert rels(other) == ["skills/docx", "skills/pdf"]
