@@ -736,6 +736,20 @@ def _claim(delivery_id: int) -> Delivery | None:
         return delivery
 
 
+def _start_branches(delivery: Delivery) -> tuple[str, ...]:
+    """Branches that may hold the version this delivery starts from, when not merged yet: the
+    pushed branch that delivered ``previous_version`` (a second change stacks on the first)."""
+    branches = (
+        Delivery.objects.filter(
+            version_id=delivery.previous_version_id, mode=DeliveryMode.PUSH, state=DeliveryState.DELIVERED
+        )
+        .exclude(pk=delivery.pk)
+        .order_by("-finished_at")
+        .values_list("branch", flat=True)
+    )
+    return tuple(dict.fromkeys(branches))
+
+
 def delivery_run(*, delivery_id: int) -> Delivery | None:
     """Deliver one version (push a branch, or render a patch). Idempotent; safe to call twice."""
     delivery = _retry_when_locked(lambda: _claim(delivery_id))
@@ -757,7 +771,7 @@ def delivery_run(*, delivery_id: int) -> Delivery | None:
                 folder=proposal.skill.location,
                 files=after,
                 expected=before,
-                start_branches=(proposal.branch_name,) if delivery.kind == DeliveryKind.ROLLBACK else (),
+                start_branches=_start_branches(delivery),
                 commit=commit,
                 timeout=timeout,
             )

@@ -312,3 +312,26 @@ def test_rollback_through_the_api(
     assert response.status_code == 200, response.content
     assert response.json()["rolled_back"] is True
     assert [d["kind"] for d in response.json()["deliveries"]] == ["apply", "rollback"]
+
+
+@pytest.mark.django_db
+def test_a_second_change_stacks_on_the_unmerged_branch_of_the_first(
+    bare_repo: Path, project_skill: ProjectSkill, propose: Callable[..., Any], lead_user: User
+) -> None:
+    first = propose(suggestion(project_skill)).json()["id"]
+    services.proposal_approve(proposal_id=first, reviewer=lead_user)
+    services.delivery_run(delivery_id=Delivery.objects.get(proposal_id=first).pk)
+    v2 = Proposal.objects.get(pk=first).result_version
+    assert v2 is not None
+    second_text = improved(improved(SKILL_MD), "5. Announce it in #deploys.\n")
+    body = suggestion(project_skill, base_sha256=v2.skill_md_sha256, proposed_text=second_text)
+    second = propose(body).json()["id"]
+    services.proposal_approve(proposal_id=second, reviewer=lead_user)
+    done = services.delivery_run(delivery_id=Delivery.objects.get(proposal_id=second).pk)
+    assert done is not None and done.state == DeliveryState.DELIVERED, done and done.error
+    # main was never merged: the second branch is built on the first, so merging it brings both.
+    parent = git("rev-parse", f"skill-review/proposal-{second}^", cwd=bare_repo)
+    assert parent == git("rev-parse", f"skill-review/proposal-{first}", cwd=bare_repo)
+    assert (
+        branch_file(bare_repo, f"skill-review/proposal-{second}", f"{FOLDER}/SKILL.md") + "\n" == second_text
+    )
