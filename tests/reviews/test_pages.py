@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from governance.audit.models import AuditEntry
 from governance.reviews.models import Proposal, ProposalComment, ProposalState
-from governance.telemetry.models import SkillDaily
+from governance.telemetry.models import SkillDay
 from tests.reviews.conftest import ProjectSkill, improved, store_version, suggestion
 
 pytestmark = pytest.mark.django_db
@@ -69,11 +69,10 @@ def test_queue_shows_nothing_of_other_teams(three: list[int], outsider_client: C
 def test_detail_shows_both_diffs_reasons_evidence_health_and_versions(
     three: list[int], project_skill: ProjectSkill, lead_client: Client
 ) -> None:
-    SkillDaily.objects.create(
+    SkillDay.objects.create(
         day=timezone.now().date(),
         skill_key="deploy",
         skill_id=project_skill.skill.pk,
-        agent="claude-code",
         inv_model=7,
     )
     # The skill moved on since: the proposal is stale and shows against base and current.
