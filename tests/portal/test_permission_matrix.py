@@ -43,9 +43,10 @@ def policy_version_kwargs(org: Any) -> dict[str, Any]:
 
 
 def telemetry_skill(org: Any) -> dict[str, Any]:
-    from governance.telemetry.models import SkillDaily
+    from governance.telemetry.models import SkillDaily, SkillDay
 
     SkillDaily.objects.create(day="2026-11-01", skill_key="deploy", agent="claude-code", inv_model=1)
+    SkillDay.objects.create(day="2026-11-01", skill_key="deploy", inv_model=1)
     return {"skill_key": "deploy"}
 
 
