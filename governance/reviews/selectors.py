@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.timesince import timesince
 
-from governance.reviews.models import Delivery, Proposal, ProposalState
+from governance.reviews.models import Delivery, DeliveryMode, DeliveryState, Proposal, ProposalState
 from governance.skills.models import Skill, SkillVersion
 from governance.telemetry.selectors import SkillHealth, Window, merge_health, skill_health
 from portal.accounts.models import Role, Team
@@ -110,6 +110,17 @@ def skill_usage(*, skill: Skill, days: int = 30) -> SkillHealth | None:
     """Telemetry health of a catalog skill over the last ``days`` (None when never reported)."""
     rows = skill_health(window=Window.last(days), skill_id=skill.pk)
     return merge_health(rows) if rows else None
+
+
+def delivery_get(*, delivery_id: int) -> Delivery | None:
+    return Delivery.objects.filter(pk=delivery_id).first()
+
+
+def delivered_patch(*, delivery_id: int) -> Delivery | None:
+    """A delivery whose result is a patch to download (read-only projects), once it is made."""
+    return Delivery.objects.filter(
+        pk=delivery_id, mode=DeliveryMode.PATCH, state=DeliveryState.DELIVERED
+    ).first()
 
 
 def deliveries_of(*, proposal: Proposal) -> QuerySet[Delivery]:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from governance.engine.proposals import side_by_side, unified_diff, with_line_endings_of
 from governance.reviews import selectors, services
 from governance.reviews.forms import ApproveForm, BulkApproveForm, CommentForm, DismissForm, QueueFilterForm
-from governance.reviews.models import Delivery, DeliveryMode, DeliveryState, Proposal, ProposalState
+from governance.reviews.models import Proposal, ProposalState
 
 
 def _user(request: HttpRequest) -> User:
@@ -184,7 +184,7 @@ def rollback(request: HttpRequest, proposal_id: int) -> HttpResponse:
 
 @require_POST
 def delivery_retry(request: HttpRequest, delivery_id: int) -> HttpResponse:
-    delivery = Delivery.objects.filter(pk=delivery_id).first()
+    delivery = selectors.delivery_get(delivery_id=delivery_id)
     if delivery is None:
         raise Http404("no such delivery")
     proposal = _visible_or_404(request, delivery.proposal_id)
@@ -199,9 +199,7 @@ def delivery_retry(request: HttpRequest, delivery_id: int) -> HttpResponse:
 
 @require_GET
 def delivery_patch(request: HttpRequest, delivery_id: int) -> HttpResponse:
-    delivery = Delivery.objects.filter(
-        pk=delivery_id, mode=DeliveryMode.PATCH, state=DeliveryState.DELIVERED
-    ).first()
+    delivery = selectors.delivered_patch(delivery_id=delivery_id)
     if delivery is None:
         raise Http404("no delivered patch with this id")
     _visible_or_404(request, delivery.proposal_id)
