@@ -27,7 +27,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     setattr(item, f"report_{report.when}", report)
 
 
-@pytest.fixture(scope="session")
+# Package scope: one Chromium for all of tests/browser, closed when they end. Playwright's sync API
+# keeps an event loop running in this thread while it is open, which would break any later test
+# that calls asyncio.run() (the registry conformance kit does).
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium package (.ci/run does)")
