@@ -46,6 +46,10 @@ class ClientError(Exception):
     pass
 
 
+class NotAProjectSkill(ClientError):
+    """The SKILL.md is not committed in a git repository (a user skill, a new skill): not a target."""
+
+
 class Refused(ClientError):
     """The portal answered and refused the proposal (a 4xx with its reason)."""
 
@@ -111,9 +115,12 @@ def build_proposal(
     agent_version: str = "",
 ) -> dict[str, Any] | None:
     """The request body for the portal, or None when the SKILL.md equals the committed one."""
-    root = Path(_git("rev-parse", "--show-toplevel", cwd=skill_dir).decode().strip())
-    relative = skill_dir.resolve().relative_to(root.resolve()).as_posix()
-    base = _git("show", f"HEAD:{relative}/SKILL.md", cwd=root)
+    try:
+        root = Path(_git("rev-parse", "--show-toplevel", cwd=skill_dir).decode().strip())
+        relative = skill_dir.resolve().relative_to(root.resolve()).as_posix()
+        base = _git("show", f"HEAD:{relative}/SKILL.md", cwd=root)
+    except ClientError as exc:
+        raise NotAProjectSkill(f"{skill_dir} is not a skill committed in a git repository ({exc})") from None
     if base == proposed:
         return None
     repository = _git("remote", "get-url", "origin", cwd=root).decode().strip()
@@ -181,13 +188,16 @@ def run_hook(*, stdin: str, revert: bool) -> str:
             "reason": reason,
         }
     ]
-    body = build_proposal(
-        skill_dir=skill_dir,
-        proposed=path.read_bytes(),
-        updates=updates,
-        session_id=str(event.get("session_id", "")),
-        user=os.environ.get("USER", ""),
-    )
+    try:
+        body = build_proposal(
+            skill_dir=skill_dir,
+            proposed=path.read_bytes(),
+            updates=updates,
+            session_id=str(event.get("session_id", "")),
+            user=os.environ.get("USER", ""),
+        )
+    except NotAProjectSkill:
+        return ""  # user skills and skills not committed yet are not self-evolution targets
     if body is None:
         return ""
     url, token = _settings()

@@ -193,3 +193,20 @@ def test_a_missing_portal_configuration_is_a_clear_error(
     )
     assert code == 2
     assert "skill proposal not sent" in capsys.readouterr().err
+
+
+def test_skills_outside_a_repository_or_not_committed_are_ignored(tmp_path: Path) -> None:
+    personal = tmp_path / "home" / ".claude" / "skills" / "notes" / "SKILL.md"
+    personal.parent.mkdir(parents=True)
+    personal.write_text("---\nname: notes\ndescription: mine\n---\nbody\n")
+    event = json.dumps({"tool_input": {"file_path": str(personal)}, "cwd": str(tmp_path)})
+    assert agent_client.run_hook(stdin=event, revert=True) == ""
+
+    repo = tmp_path / "repo"
+    new_skill = repo / ".claude" / "skills" / "fresh" / "SKILL.md"
+    new_skill.parent.mkdir(parents=True)
+    git("init", "-q", cwd=repo)
+    new_skill.write_text("---\nname: fresh\ndescription: new\n---\nbody\n")
+    event = json.dumps({"tool_input": {"file_path": str(new_skill)}, "cwd": str(repo)})
+    assert agent_client.run_hook(stdin=event, revert=True) == ""
+    assert new_skill.exists()
