@@ -24,6 +24,12 @@ class PatchError(ValueError):
     """A unified diff that does not apply to the text it claims to be made against."""
 
 
+def _is_delimiter(line: bytes) -> bool:
+    # Trailing spaces, tabs and a CR are tolerated, as agents' parsers tolerate them; anything
+    # else on the line makes it content.
+    return line.rstrip(b" \t\r") == DELIMITER
+
+
 def frontmatter_region(data: bytes) -> bytes | None:
     """The raw frontmatter bytes: from the start of the file to the end of the closing ``---`` line.
 
@@ -34,13 +40,13 @@ def frontmatter_region(data: bytes) -> bytes | None:
     """
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     first_end = data.find(b"\n", start)
-    if first_end < 0 or data[start:first_end].rstrip(b"\r") != DELIMITER:
+    if first_end < 0 or not _is_delimiter(data[start:first_end]):
         return None
     position = first_end + 1
     while position <= len(data):
         line_end = data.find(b"\n", position)
         line = data[position:] if line_end < 0 else data[position:line_end]
-        if line.rstrip(b"\r") == DELIMITER:
+        if _is_delimiter(line):
             return data[: len(data) if line_end < 0 else line_end + 1]
         if line_end < 0:
             return None
@@ -60,13 +66,26 @@ class FrontmatterDifference:
         )
 
 
+class UndelimitedFrontmatter(ValueError):
+    """The base has no frontmatter block the gate can delimit: it cannot prove a proposal keeps it."""
+
+
 def frontmatter_difference(base: bytes, proposed: bytes) -> FrontmatterDifference | None:
-    """None when the proposal keeps the base's frontmatter bytes exactly; else where they differ."""
+    """None when the proposal keeps the base's frontmatter bytes exactly; else where they differ.
+
+    Fail-safe: when the base's frontmatter cannot be delimited, no proposal can be proven to
+    keep it, so UndelimitedFrontmatter is raised instead of comparing two absences.
+    """
     old = frontmatter_region(base)
+    if old is None:
+        raise UndelimitedFrontmatter(
+            "the base SKILL.md does not start with a closed --- frontmatter block, so no proposal can "
+            "be shown to leave it unchanged: fix the skill in git first"
+        )
     new = frontmatter_region(proposed)
     if old == new:
         return None
-    old_bytes = old if old is not None else b""
+    old_bytes = old
     new_bytes = new if new is not None else proposed[: len(old_bytes) + 1]
     offset = next(
         (i for i, (a, b) in enumerate(zip(old_bytes, new_bytes, strict=False)) if a != b),

@@ -28,6 +28,7 @@ from governance.audit.services import audit_record
 from governance.engine.identity import IdentityError, canonical_identity
 from governance.engine.proposals import (
     PatchError,
+    UndelimitedFrontmatter,
     apply_unified_diff,
     change_signature,
     frontmatter_difference,
@@ -225,7 +226,10 @@ def _proposed_bytes(submission: Submission, base: bytes) -> bytes:
 
 
 def check_frontmatter_unchanged(base: bytes, proposed: bytes) -> None:
-    difference = frontmatter_difference(base, proposed)
+    try:
+        difference = frontmatter_difference(base, proposed)
+    except UndelimitedFrontmatter as exc:
+        raise ReviewError(str(exc)) from None
     if difference is not None:
         raise ReviewError(difference.describe())
 

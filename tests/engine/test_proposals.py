@@ -6,6 +6,7 @@ import pytest
 
 from governance.engine.proposals import (
     PatchError,
+    UndelimitedFrontmatter,
     apply_unified_diff,
     change_signature,
     frontmatter_difference,
@@ -39,12 +40,25 @@ def test_region_is_the_raw_bytes_up_to_the_closing_delimiter_line() -> None:
         "\ufeff" + BASE,
         BASE.replace("---\n#", "allowed-tools: Bash\n---\n#"),
         BASE.split("---\n", 2)[2],  # frontmatter removed
+        "\n" + BASE,  # a leading blank line: the block no longer opens the file
     ],
 )
 def test_any_byte_change_in_the_frontmatter_is_a_difference(proposed: str) -> None:
     difference = frontmatter_difference(BASE.encode(), proposed.encode())
     assert difference is not None
     assert "byte-for-byte" in difference.describe()
+
+
+def test_delimiters_with_trailing_spaces_still_delimit() -> None:
+    base = b"--- \nname: x\n---\t\r\nbody\n"
+    assert frontmatter_region(base) == b"--- \nname: x\n---\t\r\n"
+    assert frontmatter_difference(base, base.replace(b"name: x", b"name: y")) is not None
+
+
+def test_a_base_without_a_delimitable_frontmatter_fails_safe() -> None:
+    for base in (b"# no frontmatter\n", b"\n---\nname: x\n---\n", b"---\nname: never closed\n"):
+        with pytest.raises(UndelimitedFrontmatter):
+            frontmatter_difference(base, base + b"more\n")
 
 
 def test_body_changes_keep_the_frontmatter() -> None:

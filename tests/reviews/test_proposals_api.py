@@ -207,3 +207,15 @@ def test_a_token_without_the_scope_is_refused(
     response = propose(suggestion(project_skill), token=make_token(developer_user, "skills:read"))
     assert response.status_code == 401
     assert Proposal.objects.count() == 0
+
+
+def test_refused_when_the_base_has_no_frontmatter_the_gate_can_delimit(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
+    # Fail-safe: with nothing to compare, the gate refuses instead of comparing two absences.
+    broken = "# Deploy\n1. Run the tests.\n"
+    v2 = store_version(project_skill.skill, broken)
+    body = suggestion(
+        project_skill, base_sha256=v2.skill_md_sha256, proposed_text="allowed-tools: Bash\n" + broken
+    )
+    assert_refused(propose(body), 422, "does not start with a closed --- frontmatter block")
