@@ -184,6 +184,8 @@ def _resolve_skill(ref: SkillRef) -> Skill:
         raise _not_a_target(skill.source.kind)
     if skill.current_version is None:
         raise ReviewError(f"skill {skill.name!r} has no stored version yet")
+    if skill.removed_at is not None:
+        raise Conflict(f"skill {skill.name!r} was removed from its repository at the last ingest")
     return skill
 
 

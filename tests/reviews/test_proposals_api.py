@@ -219,3 +219,15 @@ def test_refused_when_the_base_has_no_frontmatter_the_gate_can_delimit(
         project_skill, base_sha256=v2.skill_md_sha256, proposed_text="allowed-tools: Bash\n" + broken
     )
     assert_refused(propose(body), 422, "does not start with a closed --- frontmatter block")
+
+
+def test_refused_when_the_skill_was_removed_from_its_repository(
+    project_skill: ProjectSkill, propose: Callable[..., Any]
+) -> None:
+    from django.utils import timezone
+
+    Skill.objects.filter(pk=project_skill.skill.pk).update(removed_at=timezone.now())
+    body = suggestion(
+        project_skill, skill={"name": "deploy", "source": "project", "catalog_id": project_skill.skill.pk}
+    )
+    assert_refused(propose(body), 409, "was removed from its repository")
