@@ -369,8 +369,10 @@ def resolve(candidates: Iterable[Candidate], agent: str | AgentProfile = DEFAULT
         by_name[_listed_name(c, profile)].append(c)
 
     for listed, copies in by_name.items():
-        live = [c for c in copies if _base_status(c) is not Status.REJECTED]
-        dead = [c for c in copies if c not in live]
+        live: list[Candidate] = []
+        dead: list[Candidate] = []
+        for c in copies:
+            (dead if _base_status(c) is Status.REJECTED else live).append(c)
         for c in dead:
             why = c.rejected_reason or "invalid SKILL.md: the agent refuses to load it"
             resolved.append(Resolved(c, Status.REJECTED, listed, None, why))
@@ -454,10 +456,12 @@ def _look_alikes(items: Sequence[Candidate]) -> list[LookAlikeGroup]:
     for c in items:
         by_skeleton[skeleton(c.name)].append(c)
     out: list[LookAlikeGroup] = []
-    for skel, copies in sorted(by_skeleton.items()):
-        names = sorted({c.name for c in copies})
-        if len(names) > 1:
-            out.append(LookAlikeGroup(skel, names, [c.key for c in copies]))
+    for skel, copies in by_skeleton.items():
+        if len(copies) > 1:
+            names = sorted({c.name for c in copies})
+            if len(names) > 1:
+                out.append(LookAlikeGroup(skel, names, [c.key for c in copies]))
+    out.sort(key=lambda g: g.skeleton)
     return out
 
 

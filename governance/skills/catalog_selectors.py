@@ -11,12 +11,14 @@ in milliseconds with 10,000 skills in the database (see ``bench/catalog.py``).
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 from django.db.models.functions import Length
 
 from governance.engine.listing import (
@@ -39,9 +41,10 @@ from governance.engine.resolve import (
     resolve,
 )
 from governance.engine.types import SourceKind
-from governance.skills.models import Skill, SkillVersion
+from governance.skills.models import Collection, Skill, SkillVersion, Source
 from portal.accounts.models import Project
 
+T = TypeVar("T")
 SEVERITY_RANK = {"info": 1, "warning": 2, "error": 3}
 PRODUCT_SOURCES = {SourceKind.BUNDLED, SourceKind.BUILTIN}
 
@@ -143,16 +146,67 @@ def _row(values: Mapping[str, Any]) -> CatalogRow:
         hidden=fm.get("disable-model-invocation") is True,
         valid=bool(values["current_version__valid"]),
         findings=tuple(f for f in findings if isinstance(f, dict)),
-        body_chars=values["body_chars"] or 0,
+        body_chars=values.get("body_chars") or 0,
     )
 
 
-def _rows(q: Q | None = None) -> list[CatalogRow]:
+def _rows(q: Q | None = None, *, with_size: bool = False) -> list[CatalogRow]:
+    """Rows for skills matching ``q``. The body's length is read only when asked (``with_size``):
+    across the whole catalog it would read every body."""
     qs = Skill.objects.filter(removed_at__isnull=True, current_version__isnull=False)
     if q is not None:
         qs = qs.filter(q)
-    values = qs.values(*_FIELDS, body_chars=Length("current_version__body")).order_by("name", "id")
-    return [_row(v) for v in values]
+    if with_size:
+        values = qs.values(*_FIELDS, body_chars=Length("current_version__body"))
+    else:
+        values = qs.values(*_FIELDS)
+    return [_row(v) for v in values.order_by("name", "id")]
+
+
+def catalog_stamp() -> str:
+    """Changes whenever the catalog does (a skill added, re-versioned, removed; a source or a
+    project added): the key of the organisation-wide caches below, with a TTL as a safety net."""
+    skills = Skill.objects.aggregate(
+        n=Count("id"), updated=Max("updated_at"), version=Max("current_version_id"), removed=Max("removed_at")
+    )
+    sources = Source.objects.aggregate(n=Count("id"), last=Max("id"))
+    return "|".join(
+        str(v)
+        for v in (*skills.values(), *sources.values(), Project.objects.count(), Collection.objects.count())
+    )
+
+
+CACHE_SECONDS = 600
+_MEMO: OrderedDict[str, tuple[float, Any]] = OrderedDict()
+_MEMO_SIZE = 16
+_MEMO_LOCK = threading.Lock()
+
+
+def _cached(name: str, compute: Callable[[], T], *parts: object) -> T:
+    """Memoise an organisation-wide computation in this process, keyed by the catalog stamp.
+
+    In process rather than in Django's cache: these are tens of thousands of small objects, and
+    pickling them in and out of a cache costs as much as computing them again. Every process
+    checks the stamp (one aggregate query) so none serves a stale catalog past a change.
+    """
+    key = "|".join([name, catalog_stamp(), *map(str, parts)])
+    now = time.monotonic()
+    with _MEMO_LOCK:
+        hit = _MEMO.get(key)
+        if hit is not None and now - hit[0] < CACHE_SECONDS:
+            _MEMO.move_to_end(key)
+            return cast(T, hit[1])
+    value = compute()
+    with _MEMO_LOCK:
+        _MEMO[key] = (now, value)
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return value
+
+
+def clear_cache() -> None:
+    with _MEMO_LOCK:
+        _MEMO.clear()
 
 
 def rows_where(q: Q) -> list[CatalogRow]:
@@ -163,8 +217,8 @@ def rows_where(q: Q) -> list[CatalogRow]:
 def scope_rows(project: Project | None) -> list[CatalogRow]:
     """The skills a project's agents can see: its own sources plus organisation-wide ones."""
     if project is None:
-        return _rows(Q(source__project__isnull=True))
-    return _rows(Q(source__project__isnull=True) | Q(source__project_id=project.pk))
+        return _rows(Q(source__project__isnull=True), with_size=True)
+    return _rows(Q(source__project__isnull=True) | Q(source__project_id=project.pk), with_size=True)
 
 
 @dataclass(slots=True)
@@ -276,41 +330,11 @@ class CatalogEntry:
     project_name: str
 
 
-def catalog_entries(
-    *,
-    agent: str,
-    project: Project | None = None,
-    search: str = "",
-    source: str = "",
-    status: str = "",
-    severity: str = "",
-    team: int | None = None,
-    sort: str = "name",
-) -> list[CatalogEntry]:
-    """Catalog rows with their status for ``agent``.
-
-    With a project: exactly what that project's agent sees. Without: every skill, each resolved
-    in its own scope (organisation-wide skills among themselves, project skills within their
-    project), so a status is never computed against skills its agent cannot see.
-    """
-    profile = agent_profile(agent)
-    q = Q()
-    if search:
-        q &= (
-            Q(name__icontains=search)
-            | Q(current_version__description__icontains=search)
-            | Q(current_version__body__icontains=search)
-        )
+def _scoped_entries(profile: AgentProfile, project: Project | None) -> list[CatalogEntry]:
+    """Every skill with its status: in ``project``'s scope, or each in its own scope."""
     all_rows = _rows(
         (Q(source__project__isnull=True) | Q(source__project_id=project.pk)) if project else None
     )
-    if search:
-        matching = set(
-            Skill.objects.filter(q, id__in=[r.skill_id for r in all_rows]).values_list("id", flat=True)
-        )
-    else:
-        matching = {r.skill_id for r in all_rows}
-
     scopes: dict[int | None, list[CatalogRow]] = defaultdict(list)
     org_wide = [r for r in all_rows if r.project_id is None]
     if project is not None:
@@ -333,8 +357,6 @@ def catalog_entries(
             row = by_id[int(res.candidate.key)]
             if project is None and row.project_id != scope:
                 continue  # org-wide skills are reported once, in their own scope
-            if row.skill_id not in matching:
-                continue
             extra = [f.as_dict() for f in resolution.findings.get(res.candidate.key, [])]
             entries.append(
                 CatalogEntry(
@@ -344,6 +366,41 @@ def catalog_entries(
                     project_names.get(row.project_id, "") if row.project_id else "",
                 )
             )
+    return entries
+
+
+def catalog_entries(
+    *,
+    agent: str,
+    project: Project | None = None,
+    search: str = "",
+    source: str = "",
+    status: str = "",
+    severity: str = "",
+    team: int | None = None,
+    sort: str = "name",
+) -> list[CatalogEntry]:
+    """Catalog rows with their status for ``agent``.
+
+    With a project: exactly what that project's agent sees. Without: every skill, each resolved
+    in its own scope (organisation-wide skills among themselves, project skills within their
+    project), so a status is never computed against skills its agent cannot see. The
+    organisation-wide resolution is cached until the catalog changes (``catalog_stamp``).
+    """
+    profile = agent_profile(agent)
+    if project is None:
+        entries = _cached("entries", lambda: _scoped_entries(profile, None), profile.key)
+    else:
+        entries = _scoped_entries(profile, project)
+    if search:
+        q = (
+            Q(name__icontains=search)
+            | Q(current_version__description__icontains=search)
+            | Q(current_version__body__icontains=search)
+        )
+        scope_q = Q(source__project__isnull=True) | Q(source__project_id=project.pk) if project else Q()
+        matching = set(Skill.objects.filter(q, scope_q, removed_at__isnull=True).values_list("id", flat=True))
+        entries = [e for e in entries if e.row.skill_id in matching]
 
     if source:
         entries = [e for e in entries if e.row.source_kind.value == source]
@@ -365,9 +422,16 @@ def catalog_entries(
         "status": lambda e: (e.resolved.status.value, e.resolved.listed_name),
         "findings": lambda e: (-len(e.findings), e.resolved.listed_name),
         "trust": lambda e: (-e.resolved.candidate.trust, e.resolved.listed_name),
-        "size": lambda e: (-e.row.body_chars, e.resolved.listed_name),
+        "size": lambda e: (-sizes.get(e.row.skill_id, 0), e.resolved.listed_name),
     }
-    entries.sort(key=keys.get(sort, keys["name"]))
+    sizes: dict[int, int] = {}
+    if sort == "size":
+        sizes = dict(
+            Skill.objects.filter(id__in=[e.row.skill_id for e in entries]).values_list(
+                "id", Length("current_version__body")
+            )
+        )
+    entries = sorted(entries, key=keys.get(sort, keys["name"]))
     return entries
 
 
@@ -380,7 +444,12 @@ class FleetProject:
 
 
 def fleet(*, agent: str, window_tokens: int, profile: str) -> list[FleetProject]:
-    """Every project's listing at ``window_tokens``, most characters consumed first."""
+    """Every project's listing at ``window_tokens``, most characters consumed first (cached
+    until the catalog changes)."""
+    return _cached("fleet", lambda: _fleet(agent, window_tokens, profile), agent, window_tokens, profile)
+
+
+def _fleet(agent: str, window_tokens: int, profile: str) -> list[FleetProject]:
     rows = _rows()
     org_wide = [r for r in rows if r.project_id is None]
     per_project: dict[int, list[CatalogRow]] = defaultdict(list)
@@ -398,7 +467,12 @@ def fleet(*, agent: str, window_tokens: int, profile: str) -> list[FleetProject]
 
 
 def security_summary(agent: str = "trust-first") -> dict[str, int]:
-    """Dashboard figures: shadow groups where trust is crossed, and look-alike groups."""
+    """Dashboard figures: shadow groups where trust is crossed, and look-alike groups (cached
+    until the catalog changes)."""
+    return _cached("security", lambda: _security_summary(agent), agent)
+
+
+def _security_summary(agent: str) -> dict[str, int]:
     rows = _rows()
     org_wide = [r for r in rows if r.project_id is None]
     per_project: dict[int | None, list[CatalogRow]] = defaultdict(list)

@@ -15,6 +15,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.fixture
 def catalog(org: Any) -> Catalog:
+    from governance.skills.catalog_selectors import clear_cache
+
+    clear_cache()
     return build_catalog(org)
 
 

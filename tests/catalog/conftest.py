@@ -21,6 +21,14 @@ def fast_password_hashing(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def empty_cache() -> None:
+    """Organisation-wide catalog figures are cached by catalog stamp: start every test empty."""
+    from governance.skills.catalog_selectors import clear_cache
+
+    clear_cache()
+
+
 def package_file(path: str, content: bytes) -> PackageFile:
     return PackageFile(
         path=path, sha256=hashlib.sha256(content).hexdigest(), size=len(content), content=content

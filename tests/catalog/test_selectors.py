@@ -71,3 +71,14 @@ def test_fleet_and_security_summary(catalog: Catalog, org: Any) -> None:
     assert projects[0].project == org.infra and projects[0].listing.degraded
     summary = sel.security_summary()
     assert summary["shadowing"] == 1 and summary["look_alikes"] == 1
+
+
+def test_org_wide_figures_are_cached_until_the_catalog_changes(catalog: Catalog, org: Any) -> None:
+    before = sel.security_summary()
+    stamp = sel.catalog_stamp()
+    assert sel.security_summary() == before and sel.catalog_stamp() == stamp
+    store_skill(catalog.infra_repo, "security-review", description="Infra's own review.")
+    assert sel.catalog_stamp() != stamp
+    assert sel.security_summary()["shadowing"] == before["shadowing"] + 1
+    entries = sel.catalog_entries(agent="trust-first")
+    assert any(e.row.name == "security-review" and e.project_name == "infra" for e in entries)
