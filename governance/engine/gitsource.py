@@ -163,7 +163,8 @@ def git_fetch(
     checked_ref = check_ref(ref)
     created = dest is None
     target = Path(tempfile.mkdtemp(prefix="skill-git-")) if dest is None else dest
-    hooks = tempfile.mkdtemp(prefix="skill-git-hooks-")
+    # An empty hooks folder beside the checkout (same scratch space, removed below).
+    hooks = tempfile.mkdtemp(prefix="skill-git-hooks-", dir=target.parent)
     env = _environment(options.allow_local, hooks)
     try:
         target.mkdir(parents=True, exist_ok=True)

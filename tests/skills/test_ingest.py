@@ -110,7 +110,6 @@ def test_git_ingest_records_commit_and_skips_the_same_commit(
     new_commit = commit(repo, "add rca")
     later = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
     assert later.commit == new_commit and later.counts["new_versions"] == 1
-    assert not list(Path("/tmp").glob("skill-git-hooks-*"))
     assert list((skill_storage / "work").iterdir()) == []  # checkouts are removed after each run
 
 
