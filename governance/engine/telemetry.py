@@ -144,6 +144,8 @@ def parse_time(raw: Any, *, field_name: str = "timestamp") -> datetime:
 
 def _str(obj: dict[str, Any], name: str, *, max_len: int, required: bool = False) -> str:
     value = obj.get(name)
+    if value.__class__ is str and 0 < len(value) <= max_len:  # the common case, first
+        return value
     if value is None or value == "":
         if required:
             raise Invalid(f"{name}: required")
@@ -222,15 +224,15 @@ def validate_event(raw: Any, *, now: datetime, max_age_days: int) -> EventIn:
     occurred_at = parse_time(raw.get("timestamp"))
     check_window(occurred_at, now=now, max_age_days=max_age_days)
     event = EventIn(
-        event_id=event_id,
-        occurred_at=occurred_at,
-        type=etype,
-        agent=_str(raw, "agent", max_len=32, required=True),
-        agent_version=_str(raw, "agent_version", max_len=64),
-        session=_str(raw, "session", max_len=200),
-        user=_str(raw, "user", max_len=320),
-        team=_str(raw, "team", max_len=100),
-        project=_str(raw, "project", max_len=100),
+        event_id,
+        occurred_at,
+        etype,
+        _str(raw, "agent", max_len=32, required=True),
+        _str(raw, "agent_version", max_len=64),
+        _str(raw, "session", max_len=200),
+        _str(raw, "user", max_len=320),
+        _str(raw, "team", max_len=100),
+        _str(raw, "project", max_len=100),
     )
     if raw.get("skill") is not None:
         event.skill = parse_skill_ref(raw["skill"])

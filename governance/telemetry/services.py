@@ -270,16 +270,30 @@ def _rows(events: Sequence[EventIn], *, channel: str, resolver: Resolver) -> lis
 
 
 def _insert_postgres(rows: Sequence[tuple[Any, ...]]) -> set[uuid.UUID]:
-    """COPY into a session temp table, then one INSERT … ON CONFLICT DO NOTHING into the events."""
+    """COPY straight into the events; if an id is already stored (a retried batch), fall back to
+    COPY into a temp table then one INSERT … ON CONFLICT DO NOTHING (the ids it returns)."""
+    from psycopg import errors
     from psycopg.types.json import Jsonb
 
     column_list = ", ".join(COLUMNS)
+    savepoint = transaction.savepoint()
+    try:
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy(f"COPY telemetry_event ({column_list}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row((*row[:-1], Jsonb(row[-1])))
+    except errors.UniqueViolation:
+        transaction.savepoint_rollback(savepoint)
+    else:
+        transaction.savepoint_commit(savepoint)
+        return {row[0] for row in rows}
     stage_sql = f"CREATE TEMP TABLE IF NOT EXISTS telemetry_stage ON COMMIT DELETE ROWS AS SELECT {column_list} FROM telemetry_event WITH NO DATA"  # noqa: S608 (constant column names)
     insert_sql = f"INSERT INTO telemetry_event ({column_list}) SELECT {column_list} FROM telemetry_stage ON CONFLICT (event_id, occurred_at) DO NOTHING RETURNING event_id"  # noqa: S608 (constant column names)
     with connection.cursor() as cursor:
         cursor.execute(stage_sql)
-        raw = cursor.cursor  # the psycopg cursor under Django's wrapper
-        with raw.copy(f"COPY telemetry_stage ({column_list}) FROM STDIN") as copy:
+        with cursor.cursor.copy(f"COPY telemetry_stage ({column_list}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row((*row[:-1], Jsonb(row[-1])))
         cursor.execute(insert_sql)
