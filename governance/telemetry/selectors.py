@@ -573,3 +573,49 @@ def merge_health(rows: list[SkillHealth]) -> SkillHealth:
     merged.recent_invocations = sum(r.recent_invocations for r in rows)
     merged.previous_invocations = sum(r.previous_invocations for r in rows)
     return merged
+
+
+def dashboard_cards(user: Any) -> list[Any]:
+    """Home page: degraded skills of the last 7 days (everyone), and the week's cost (admins)."""
+    from django.urls import reverse
+
+    from portal.accounts.services import user_is_admin
+    from portal.dashboard import Card
+
+    window = Window.last(7)
+    ranking = skill_ranking(window=window, limit=0, top=5)
+    if not ranking.total:
+        return [
+            Card(
+                title="Skill health",
+                value="no data",
+                text="no telemetry in the last 7 days: connect agents on the Telemetry page",
+                url=reverse("telemetry"),
+                tone="info",
+                order=300,
+            )
+        ]
+    degraded = [row for row in ranking.degraded if row.status == "degraded"]
+    cards = [
+        Card(
+            title="Skill health",
+            value=str(len(degraded)) if degraded else "ok",
+            text=f"degraded skill{'s' if len(degraded) != 1 else ''} of {ranking.total} used in the last 7 days",
+            url=reverse("health"),
+            tone="warning" if degraded else "ok",
+            items=[f"{row.name}: cut in {100 * row.cut_sessions_share:.0f}% of sessions" for row in degraded],
+            order=300,
+        )
+    ]
+    if user_is_admin(user):
+        totals = fleet_totals(window=window)
+        cards.append(
+            Card(
+                title="Agent cost, 7 days",
+                value=f"${totals.cost:,.2f}",
+                text=f"{totals.sessions} sessions; attributed per skill on the Health page",
+                url=reverse("health") + "?days=7",
+                order=310,
+            )
+        )
+    return cards

@@ -119,3 +119,13 @@ def test_badge_and_panel_helpers_for_the_catalog_page(
     assert "$1.75" in admin_html
     never = Skill.objects.create(source=catalog_skill.source, location="x", name="never-used")
     assert "unused" in template.render(Context({"skill": never, "request": request}))
+
+
+@pytest.mark.django_db
+def test_home_cards_show_degraded_skills_and_cost_to_admins_only(
+    admin_client: Client, developer_client: Client, telemetry: None
+) -> None:
+    developer_home = developer_client.get("/").content.decode()
+    assert "Skill health" in developer_home and "Agent cost, 7 days" not in developer_home
+    admin_home = admin_client.get("/").content.decode()
+    assert "Agent cost, 7 days" in admin_home and "$1.75" in admin_home
