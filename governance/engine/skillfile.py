@@ -3,12 +3,16 @@
 Reading never raises on bad content: every problem becomes a :class:`Finding` with a stable code
 (see ``FINDINGS.md``). Choices where readers disagree (DOMAIN §1.1):
 
-- the frontmatter opens with a first line that is exactly ``---`` and closes at the next line
-  that is exactly ``---``; the reference checkers close it at the first ``---`` anywhere, so
-  ``description: a --- b`` is ``a --- b`` here (and reported, as it reads differently there);
+- the frontmatter opens with a first line ``---`` and closes at the next line that is ``---``
+  (trailing spaces or tabs tolerated and reported: every agent accepts them); the reference
+  checkers close it at the first ``---`` anywhere, so ``description: a --- b`` is ``a --- b``
+  here (and reported, as it reads differently there); a leading blank line means no frontmatter;
 - a UTF-8 byte order mark and CRLF line ends are accepted and reported as info (``--strict``
   rejects the BOM, as skills-ref does); bytes that are not UTF-8 are an error;
-- ``SKILL.md`` is preferred, ``skill.md`` is accepted (as skills-ref does) with an info finding.
+- ``SKILL.md`` is preferred, ``skill.md`` is accepted (as skills-ref does) with an info finding;
+- a package's files are read with links resolved only to check they stay inside the scanned root
+  (those that leave it are refused with a finding), ``.git`` and ``node_modules`` skipped, and the
+  count, depth and sizes bounded by :class:`Limits`.
 """
 
 from __future__ import annotations
