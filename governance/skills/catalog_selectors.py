@@ -105,7 +105,7 @@ class CatalogRow:
         best = max(ranks, default=0)
         return {3: "error", 2: "warning", 1: "info"}.get(best, "")
 
-    def candidate(self, *, hidden: bool | None = None) -> Candidate:
+    def candidate(self, *, hidden: bool | None = None, denied: str = "") -> Candidate:
         return Candidate(
             key=str(self.skill_id),
             name=self.name,
@@ -117,6 +117,7 @@ class CatalogRow:
             paths=self.paths,
             disable_model_invocation=self.hidden if hidden is None else hidden,
             valid=self.valid,
+            rejected_reason=denied,
             is_command="/commands/" in f"/{self.location}/",
             source_label=self.source_label,
         )
@@ -170,9 +171,18 @@ def catalog_stamp() -> str:
         n=Count("id"), updated=Max("updated_at"), version=Max("current_version_id"), removed=Max("removed_at")
     )
     sources = Source.objects.aggregate(n=Count("id"), last=Max("id"))
+    from governance.policy.selectors import policy_published
+
+    policy = policy_published()
     return "|".join(
         str(v)
-        for v in (*skills.values(), *sources.values(), Project.objects.count(), Collection.objects.count())
+        for v in (
+            *skills.values(),
+            *sources.values(),
+            Project.objects.count(),
+            Collection.objects.count(),
+            policy.pk if policy else "",
+        )
     )
 
 
@@ -207,6 +217,19 @@ def _cached(name: str, compute: Callable[[], T], *parts: object) -> T:
 def clear_cache() -> None:
     with _MEMO_LOCK:
         _MEMO.clear()
+
+
+def policy_denials(skill_ids: Sequence[int]) -> dict[int, str]:
+    """Skills the published policy denies (skill id → why): they are ``rejected``, never loaded,
+    and cannot shadow anything."""
+    from governance.policy.selectors import skill_permissions
+
+    out: dict[int, str] = {}
+    for skill_id, permission in skill_permissions(skill_ids).items():
+        if permission.decision.decision.value == "deny":
+            reasons = "; ".join(r.message for r in permission.decision.reasons[:2])
+            out[skill_id] = f"denied by policy: {reasons}" if reasons else "denied by policy"
+    return out
 
 
 def rows_where(q: Q) -> list[CatalogRow]:
@@ -276,13 +299,19 @@ def project_catalog(
     *,
     hide: Iterable[int] = (),
     rows: Sequence[CatalogRow] | None = None,
+    denied: Mapping[int, str] | None = None,
 ) -> ProjectCatalog:
     """Resolve a project's skills for ``agent``; ``hide`` marks skills disable-model-invocation
     (the listing page's "what if")."""
     profile = agent if isinstance(agent, AgentProfile) else agent_profile(agent)
     hidden = frozenset(hide)
     scoped = list(rows) if rows is not None else scope_rows(project)
-    candidates = [r.candidate(hidden=True if r.skill_id in hidden else None) for r in scoped]
+    if denied is None:
+        denied = policy_denials([r.skill_id for r in scoped])
+    candidates = [
+        r.candidate(hidden=True if r.skill_id in hidden else None, denied=denied.get(r.skill_id, ""))
+        for r in scoped
+    ]
     return ProjectCatalog(
         project, profile, {r.skill_id: r for r in scoped}, resolve(candidates, profile), hidden
     )
@@ -349,9 +378,10 @@ def _scoped_entries(profile: AgentProfile, project: Project | None) -> list[Cata
                 scopes[key] = org_wide + scopes[key]
 
     project_names = dict(Project.objects.values_list("id", "name"))
+    denied = policy_denials([r.skill_id for r in all_rows])
     entries: list[CatalogEntry] = []
     for scope, rows in scopes.items():
-        resolution = resolve([r.candidate() for r in rows], profile)
+        resolution = resolve([r.candidate(denied=denied.get(r.skill_id, "")) for r in rows], profile)
         by_id = {r.skill_id: r for r in rows}
         for res in resolution.skills:
             row = by_id[int(res.candidate.key)]
@@ -456,9 +486,10 @@ def _fleet(agent: str, window_tokens: int, profile: str) -> list[FleetProject]:
     for r in rows:
         if r.project_id is not None:
             per_project[r.project_id].append(r)
+    denied = policy_denials([r.skill_id for r in rows])
     out: list[FleetProject] = []
     for project in Project.objects.select_related("team").order_by("name"):
-        cat = project_catalog(project, agent, rows=org_wide + per_project.get(project.pk, []))
+        cat = project_catalog(project, agent, rows=org_wide + per_project.get(project.pk, []), denied=denied)
         listing = project_listing(cat, window_tokens=window_tokens, profile=profile)
         security = sum(1 for g in cat.resolution.groups if g.security) + len(cat.resolution.look_alikes)
         out.append(FleetProject(project, listing, cat.counts(), security))
@@ -478,10 +509,11 @@ def _security_summary(agent: str) -> dict[str, int]:
     per_project: dict[int | None, list[CatalogRow]] = defaultdict(list)
     for r in rows:
         per_project[r.project_id].append(r)
+    denied = policy_denials([r.skill_id for r in rows])
     shadow, look_alike = set(), set()
     for pid, own in per_project.items():
         scoped = own if pid is None else org_wide + own
-        res = resolve([r.candidate() for r in scoped], agent)
+        res = resolve([r.candidate(denied=denied.get(r.skill_id, "")) for r in scoped], agent)
         for g in res.groups:
             if g.security:
                 shadow.add((pid, g.name))

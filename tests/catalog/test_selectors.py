@@ -82,3 +82,21 @@ def test_org_wide_figures_are_cached_until_the_catalog_changes(catalog: Catalog,
     assert sel.security_summary()["shadowing"] == before["shadowing"] + 1
     entries = sel.catalog_entries(agent="trust-first")
     assert any(e.row.name == "security-review" and e.project_name == "infra" for e in entries)
+
+
+def test_skills_denied_by_policy_are_rejected_and_shadow_nothing(
+    catalog: Catalog, org: Any, admin_user: Any
+) -> None:
+    from governance.policy.services import policy_draft_update, policy_publish
+
+    before = sel.security_summary()
+    policy_draft_update(actor=admin_user, document={"skill_rules": [{"effect": "deny", "team": "payments"}]})
+    policy_publish(actor=admin_user)
+    cat = sel.project_catalog(org.payments_api, "opencode")
+    project_copy = cat.status_of(catalog.project_review.pk)
+    assert project_copy is not None and project_copy.status is Status.REJECTED
+    assert project_copy.reason.startswith("denied by policy")
+    assert _status(cat, catalog.managed_review.pk) == "active"
+    assert not any(g.security for g in cat.resolution.groups)
+    # the organisation-wide figures follow the published policy at once
+    assert sel.security_summary()["shadowing"] == before["shadowing"] - 1
