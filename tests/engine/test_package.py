@@ -233,3 +233,18 @@ def test_unreadable_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyP
         == "'secret.txt' cannot be read (Permission denied): not stored."
     )
     assert skill.valid and "secret.txt" not in [f.path for f in skill.files]
+
+
+def test_skill_folder_that_is_a_link(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    real = make_skill(root / "shared")
+    (root / ".claude" / "skills").mkdir(parents=True)
+    os.symlink(real, root / ".claude" / "skills" / "my-skill")
+    inside = load_skill_folder(root / ".claude" / "skills" / "my-skill", root=root, source=SourceKind.PROJECT)
+    assert inside.valid and inside.path == ".claude/skills/my-skill" and len(inside.files) == 3
+    outside = make_skill(tmp_path / "elsewhere")
+    os.symlink(outside, root / ".claude" / "skills" / "escape")
+    refused = load_skill_folder(root / ".claude" / "skills" / "escape", root=root, source=SourceKind.PROJECT)
+    assert codes(refused) == ["package-symlink-escapes"]
+    assert refused.findings[0].severity is Severity.ERROR and refused.files == []
+    assert "resolves outside the scanned root" in refused.findings[0].message
