@@ -946,7 +946,15 @@ def check_package(skill: ParsedSkill) -> list[Finding]:
                         f"The licence points to '{candidate}', which is not in the skill folder: add "
                         "the file or fix the reference.",
                         skill.skill_md_name,
-                        None,
+                        _key_line(skill.frontmatter_text, "license"),
                     )
                 )
     return findings
+
+
+def _key_line(frontmatter_text: str, key: str) -> int | None:
+    """Line of SKILL.md where a top-level key is written (the frontmatter starts on line 2)."""
+    for number, line in enumerate(frontmatter_text.splitlines(), start=2):
+        if line.startswith((f"{key}:", f'"{key}":', f"'{key}':")):
+            return number
+    return None

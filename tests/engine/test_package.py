@@ -167,7 +167,9 @@ def test_nested_skill_is_reported(tmp_path: Path) -> None:
 def test_license_file_reference(tmp_path: Path) -> None:
     folder = make_skill(tmp_path, frontmatter=GOOD + "\nlicense: Proprietary. LICENSE.txt has complete terms")
     skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT)
-    assert only(skill, "license-file-missing").message.startswith("The licence points to 'LICENSE.txt'")
+    missing = only(skill, "license-file-missing")
+    assert missing.message.startswith("The licence points to 'LICENSE.txt'")
+    assert missing.line == 4
     (folder / "LICENSE.txt").write_text("terms")
     skill = load_skill_folder(folder, root=tmp_path, source=SourceKind.PROJECT)
     assert "license-file-missing" not in codes(skill)
