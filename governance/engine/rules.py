@@ -230,11 +230,12 @@ class _Checker:
                 )
             return
         shown = f"the text '{value}'" if isinstance(value, str) else _describe_value(value, typed)
+        quoted = isinstance(value, str) and value.strip().lower() in ("true", "false")
         self.at(
             "field-type",
             Severity.WARNING,
             f"'{key}' must be true or false, not {shown}: agents ignore it"
-            + (" (remove the quotes)." if isinstance(value, str) else "."),
+            + (" (remove the quotes)." if quoted else f"; write {key}: true or {key}: false."),
             key,
         )
 
@@ -264,7 +265,7 @@ def _yaml_type(typed: TypedScalar) -> str:
 
 def _describe_value(value: Any, typed: TypedScalar | None) -> str:
     if typed is not None:
-        return f"{typed.text} ({_yaml_type(typed)})"
+        return f"{typed.text} ({_yaml_type(typed)})" if typed.text else "an empty value"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):

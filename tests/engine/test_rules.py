@@ -401,3 +401,13 @@ def test_terminal_escapes_in_names_and_keys_are_shown_not_obeyed() -> None:
     assert "Skill name '\\u001b[31mred' contains invalid characters." in messages
     assert "Unknown field '\\u001b[2J' in frontmatter" in messages
     assert skill.name == "\x1b[31mred"  # the data stays as declared; only messages are escaped
+
+
+def test_boolean_advice_fits_the_value() -> None:
+    maybe = only(parse(GOOD + "\nbackground: maybe"), "field-type")
+    assert (
+        maybe.message
+        == "'background' must be true or false, not the text 'maybe': agents ignore it; write background: true or background: false."
+    )
+    empty = only(parse(GOOD + "\nuser-invocable:"), "field-type")
+    assert "not an empty value" in empty.message
