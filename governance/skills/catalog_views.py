@@ -192,6 +192,7 @@ def skill_detail(request: HttpRequest, skill_id: int) -> HttpResponse:
         diff_pair = (va.number, vb.number)
 
     chain = sel.shadow_chain(skill, agent)
+    own = sel.project_catalog(skill.source.project, agent).status_of(skill.pk)
     findings = [dict(f) for f in version.findings if isinstance(f, dict)]
     for scope, cat, _group in chain:
         for finding in cat.resolution.findings.get(str(skill.pk), []):
@@ -214,6 +215,7 @@ def skill_detail(request: HttpRequest, skill_id: int) -> HttpResponse:
         "diff": diff,
         "diff_pair": diff_pair,
         "chain": chain,
+        "own": own,
         "agent": agent_profile(agent),
         "agents": AGENTS.values(),
         "findings": findings,

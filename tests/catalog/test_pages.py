@@ -112,3 +112,10 @@ def test_dashboard_counts_security_findings(developer_client: Client, catalog: C
     assert 'data-testid="catalog-security"' in html
     assert "<strong>1</strong> same-name group where a lower-trust copy" in html
     assert "<strong>1</strong> look-alike name group" in html
+
+
+def test_skill_page_states_its_own_status(developer_client: Client, catalog: Catalog) -> None:
+    html = developer_client.get(f"/catalog/skills/{catalog.hidden.pk}/").content.decode()
+    assert 'data-testid="own-status">In payments-api' in html and 'data-status="hidden"' in html
+    shadowed = developer_client.get(f"/catalog/skills/{catalog.project_review.pk}/").content.decode()
+    assert "shadowed by <code>security-review@managed</code>" in shadowed
