@@ -4,8 +4,9 @@ libyaml (PyYAML's C extension) scans, parses and composes the document into a no
 module then builds Python values from the nodes itself instead of PyYAML's constructor, so it can:
 
 - refuse a document whose anchors/aliases expand past ``max_yaml_nodes`` (a "billion laughs"
-  graph is tiny once composed, it explodes only when walked: the walk counts every node it
-  visits, aliases included, and stops at the bound) and recursive aliases;
+  graph is tiny once composed, it explodes only when walked: its expanded size is computed on
+  the shared graph, memoised per node, before any value is built; the builder also counts every
+  node it visits, aliases included, and stops at the bound) and recursive aliases;
 - refuse language-specific and custom tags (``!!python/object``, ``!ruby/...``, ``!foo``);
 - report duplicate keys with both line numbers (PyYAML silently keeps the last one; strictyaml
   and the JavaScript parsers refuse them);
@@ -299,6 +300,62 @@ def load_mapping(text: str, *, max_nodes: int = 10_000, max_depth: int = 64) -> 
             "SKILL.md frontmatter must be a YAML mapping (name: ..., description: ...)",
             node.start_mark.line + 1,
         )
+    aliases = "*" in text
+    if aliases:
+        _refuse_expansion(node, max_nodes, max_depth)
     doc = YamlDocument(data={})
-    doc.data = _Builder(doc, max_nodes, max_depth, aliases="*" in text).build(node, (), 0)
+    doc.data = _Builder(doc, max_nodes, max_depth, aliases=aliases).build(node, (), 0)
     return doc
+
+
+def _refuse_expansion(root: yaml.Node, max_nodes: int, max_depth: int) -> None:
+    """Refuse a document whose aliases expand past ``max_nodes`` values before building any of it.
+
+    The composed graph shares aliased nodes; the expanded size is computed once per distinct node
+    (memoised), so a billion-laughs document is measured, and refused, in microseconds with its
+    real expansion in the message.
+    """
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+    reused = 0
+
+    def size(node: yaml.Node, depth: int) -> int:
+        nonlocal reused
+        ident = id(node)
+        known = sizes.get(ident)
+        if known is not None:
+            reused += 1
+            return known
+        if isinstance(node, yaml.ScalarNode):
+            sizes[ident] = 1
+            return 1
+        if ident in active:
+            raise YamlRefused(
+                "yaml-alias-bomb",
+                "Invalid YAML in frontmatter: a recursive alias (an anchor that contains itself): refused.",
+                node.start_mark.line + 1,
+            )
+        if depth > max_depth:
+            raise YamlRefused(
+                "yaml-too-deep",
+                f"Invalid YAML in frontmatter: it nests deeper than {max_depth} levels: refused.",
+                node.start_mark.line + 1,
+            )
+        active.add(ident)
+        if isinstance(node, yaml.MappingNode):
+            total = 1 + sum(size(k, depth + 1) + size(v, depth + 1) for k, v in node.value)
+        else:
+            total = 1 + sum(size(child, depth + 1) for child in node.value)
+        active.discard(ident)
+        sizes[ident] = total
+        return total
+
+    total = size(root, 0)
+    if total > max_nodes and reused:
+        raise YamlRefused(
+            "yaml-alias-bomb",
+            f"Invalid YAML in frontmatter: it expands to {total:,} values through anchors (&) and "
+            f"aliases (*), over the {max_nodes:,} allowed: refused as a 'billion laughs' document. "
+            "Write the values out instead of aliasing them.",
+            root.start_mark.line + 1,
+        )
