@@ -300,7 +300,7 @@ def load_mapping(text: str, *, max_nodes: int = 10_000, max_depth: int = 64) -> 
             "SKILL.md frontmatter must be a YAML mapping (name: ..., description: ...)",
             node.start_mark.line + 1,
         )
-    aliases = "*" in text
+    aliases = "*" in text and "&" in text  # an alias needs an anchor
     if aliases:
         _refuse_expansion(node, max_nodes, max_depth)
     doc = YamlDocument(data={})
