@@ -9,6 +9,12 @@ Identities:
 - GitHub: ``github.com/owner/repo``, all lower case (GitHub names are case-insensitive).
 - Other git hosts and URLs: ``host[:port]/path``; the host is lower-cased, the scheme, user
   info, a trailing ``.git`` and slashes are dropped; the path keeps its case (hosts differ).
+- A bare ``owner/repo`` (exactly two segments, GitHub's name syntax, no ``./`` or ``/``) is
+  GitHub, as ``github:owner/repo`` is: the same reading as policy rule patterns
+  (``governance.engine.sources.pattern_spec``), Claude Code's ``/plugin marketplace add
+  owner/repo`` and ``{source: github, repo}``. So a policy denying ``evil/skills`` refuses a
+  source registered as ``evil/skills``. A relative local folder of that shape is written
+  ``./owner/repo`` (or absolute).
 - Local paths: ``local:/absolute/normalised/path``.
 - MCP servers: ``mcp:<server>``.
 
@@ -24,8 +30,8 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 GITHUB_HOSTS = frozenset({"github.com", "www.github.com"})
-# `github:owner/repo` shorthand (a bare ``o/r`` is a relative path; see ``github_identity``).
-_SHORTHAND = re.compile(r"^github:([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9._-]{1,100})$")
+# `github:owner/repo` shorthand; the prefix is optional (a bare ``o/r`` is GitHub too).
+_SHORTHAND = re.compile(r"^(?:github:)?([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/([A-Za-z0-9._-]{1,100})$")
 # scp-like ssh syntax: [user@]host:path (no scheme, no slash before the colon).
 _SCP = re.compile(r"^(?:(?P<user>[^@/:\s]+)@)?(?P<host>[A-Za-z0-9.-]+):(?P<path>(?!//)[^\s]+)$")
 _DEFAULT_PORTS = {"https": 443, "http": 80, "ssh": 22, "git": 9418}
@@ -115,7 +121,7 @@ def parse_location(location: str, *, base: str | None = None) -> SourceLocation:
         raise IdentityError("the ext:: transport is not a source location")
     else:
         shorthand = _SHORTHAND.match(raw)
-        if shorthand:
+        if shorthand and shorthand.group(2) not in {".", ".."}:
             owner, repo = shorthand.groups()
             return _remote("github.com", None, "https", f"{owner}/{repo}")
         scp = _SCP.match(raw)

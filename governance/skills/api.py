@@ -271,7 +271,7 @@ def source_create(request: HttpRequest, payload: SourceIn) -> Status[Any]:
             actor=_user(request),
         )
     except services.IngestRefused as exc:
-        return Status(400, _error(exc.code, exc.message))
+        return Status(403 if exc.code == "source-refused" else 400, _error(exc.code, exc.message))
     run = services.ingest_request(source=source, requested_by=_user(request)) if payload.ingest else None
     if run is not None:
         run.refresh_from_db()

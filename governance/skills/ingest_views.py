@@ -49,6 +49,7 @@ def _user(request: HttpRequest) -> User | None:
 @admins_only
 def sources(request: HttpRequest) -> HttpResponse:
     form = SourceForm(request.POST or None)
+    refused = False
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -62,6 +63,7 @@ def sources(request: HttpRequest) -> HttpResponse:
             )
         except services.IngestRefused as exc:
             form.add_error("location" if exc.code.startswith("source-") else None, exc.message)
+            refused = exc.code == "source-refused"
         else:
             if data["ingest_now"]:
                 run = services.ingest_request(source=source, requested_by=_user(request))
@@ -70,7 +72,7 @@ def sources(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Source {source} registered.")
             return redirect("source-detail", source_id=source.pk)
     rows = [(s, s.runs.order_by("-created_at").first()) for s in selectors.sources_list()]
-    status = 400 if request.method == "POST" else 200
+    status = (403 if refused else 400) if request.method == "POST" else 200
     return render(
         request,
         "ingest/sources.html",

@@ -194,6 +194,7 @@ class IngestRefused(ValueError):
         self.message = message
 
 
+_GITHUB_SHORTHAND = re.compile(r"^(?:github:)?[^/:]+/[^/:]+$")
 INGESTIBLE_KINDS = frozenset(k.value for k in SourceKind if k is not SourceKind.MCP)
 RUN_FINDINGS_CAP = 500
 PROGRESS_EVERY_S = 0.5
@@ -208,7 +209,10 @@ def source_register(
     display_name: str = "",
     actor: User | None = None,
 ) -> Source:
-    """Register a directory path or git URL as a source (idempotent by canonical identity)."""
+    """Register a directory path or git URL as a source (idempotent by canonical identity).
+
+    Raises ``IngestRefused`` (code ``source-refused``) when the published policy denies it.
+    """
     if kind not in INGESTIBLE_KINDS:
         raise IngestRefused(
             "source-kind", f"kind must be one of {', '.join(sorted(INGESTIBLE_KINDS))}, got {kind!r}"
@@ -219,11 +223,18 @@ def source_register(
         raise IngestRefused("source-location", str(exc)) from None
     if parsed.kind == "mcp":
         raise IngestRefused("source-location", "MCP skills are pushed through the API, not registered")
+    if parsed.kind == "github" and _GITHUB_SHORTHAND.match(location.strip()):
+        location = f"https://github.com/{parsed.path}"  # ``owner/repo``: store what git can fetch
     if ref:
         try:
             check_ref(ref)
         except GitSourceError as exc:
             raise IngestRefused(exc.code, exc.message) from None
+    # A source the published policy denies is refused here, before any row of it exists
+    # (source_admission writes the ``source.refused`` audit entry); ingest checks again.
+    admission = source_admission(kind=kind, location=location, actor=actor)
+    if not admission.allowed:
+        raise IngestRefused("source-refused", f"refused by policy: {admission.reason}")
     source, created = Source.objects.get_or_create(
         kind=kind,
         identity=parsed.identity,

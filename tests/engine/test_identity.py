@@ -65,8 +65,21 @@ def test_local_paths_are_normalised_and_absolute() -> None:
     assert canonical_identity("skills", base="/srv") == "local:/srv/skills"
     assert canonical_identity("file:///srv/skills") == "local:/srv/skills"
     assert parse_location("/srv/skills").kind == "local"
-    # a bare owner/repo is a relative path, not GitHub: the shorthand needs its prefix
-    assert canonical_identity("o/r", base="/w") == "local:/w/o/r"
+    # a relative folder shaped like owner/repo is written ./owner/repo (bare o/r is GitHub)
+    assert canonical_identity("./o/r", base="/w") == "local:/w/o/r"
+    assert canonical_identity("o/r/sub", base="/w") == "local:/w/o/r/sub"
+
+
+def test_bare_owner_repo_is_github_as_in_policy_patterns() -> None:
+    from governance.engine.sources import SourceRule, SourceRuleKind, admit_source
+
+    assert parse_location("Evil/Skills").identity == "github.com/evil/skills"
+    assert parse_location("evil/skills").github_repo == "evil/skills"
+    assert same_source("evil/skills", "git@github.com:evil/skills.git")
+    assert parse_location("o/..", base="/w").kind == "local"
+    rule = SourceRule(effect="deny", kind=SourceRuleKind.REPOSITORY, pattern="evil/skills")
+    assert not admit_source((rule,), kind="project", location="evil/skills").allowed
+    assert admit_source((rule,), kind="project", location="./evil/skills").allowed
 
 
 def test_mcp_servers() -> None:

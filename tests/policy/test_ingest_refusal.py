@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from governance.audit.models import AuditEntry
 from governance.policy.services import policy_draft_update, policy_publish
 from governance.skills import services
-from governance.skills.models import Blob, IngestStatus, Skill, SkillVersion
+from governance.skills.models import Blob, IngestRun, IngestStatus, Skill, SkillVersion, Source
 from governance.skills.services import ingest_request, source_register
 from tests.engine.gitrepo import write_skill
 
@@ -23,6 +23,7 @@ SPELLINGS = [
     "https://GitHub.com/Evil/Skills.git",
     "ssh://git@github.com/evil/skills.git",
     "github:evil/skills",
+    "evil/skills",
 ]
 
 
@@ -36,8 +37,7 @@ def eager() -> Iterator[None]:
     app.conf.task_always_eager = previous
 
 
-@pytest.fixture
-def deny_evil(admin_user: User) -> None:
+def publish_deny_evil(admin_user: User) -> None:
     policy_draft_update(
         actor=admin_user,
         document={
@@ -47,6 +47,11 @@ def deny_evil(admin_user: User) -> None:
         },
     )
     policy_publish(actor=admin_user)
+
+
+@pytest.fixture
+def deny_evil(admin_user: User) -> None:
+    publish_deny_evil(admin_user)
 
 
 @pytest.fixture
@@ -65,13 +70,14 @@ def no_fetch(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_every_spelling_is_refused_before_fetch(
     spelling: str,
-    deny_evil: None,
     no_fetch: list[str],
     eager: None,
     admin_user: User,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
+    # Registered before the policy denied it: the ingest itself refuses.
     source = source_register(kind="project", location=spelling, actor=admin_user)
+    publish_deny_evil(admin_user)
     with django_capture_on_commit_callbacks(execute=True):
         run = ingest_request(source=source, requested_by=admin_user)
     run.refresh_from_db()
@@ -80,7 +86,7 @@ def test_every_spelling_is_refused_before_fetch(
     assert no_fetch == []
     assert (Skill.objects.count(), SkillVersion.objects.count(), Blob.objects.count()) == (0, 0, 0)
     refusal = AuditEntry.objects.get(action="source.refused")
-    assert refusal.evidence["location"] == spelling and refusal.actor == admin_user
+    assert refusal.evidence["identity"] == "github.com/evil/skills" and refusal.actor == admin_user
 
 
 @pytest.mark.django_db
@@ -95,3 +101,17 @@ def test_the_same_policy_admits_other_sources(
     assert run.status == IngestStatus.SUCCEEDED, run.error
     assert Skill.objects.filter(name="deploy").exists()
     assert not AuditEntry.objects.filter(action="source.refused").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_every_spelling_is_refused_at_registration(
+    spelling: str, deny_evil: None, no_fetch: list[str], admin_user: User
+) -> None:
+    with pytest.raises(services.IngestRefused) as refused:
+        source_register(kind="project", location=spelling, actor=admin_user)
+    assert refused.value.code == "source-refused"
+    assert "denied by source rule 'deny repository evil/skills' (dump)" in refused.value.message
+    assert not Source.objects.exists() and not IngestRun.objects.exists()
+    assert AuditEntry.objects.get(action="source.refused").evidence["identity"] == "github.com/evil/skills"
+    assert not AuditEntry.objects.filter(action="source.registered").exists()

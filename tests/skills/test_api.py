@@ -281,3 +281,51 @@ def test_session_post_needs_csrf(admin_user: User, tmp_path: Path) -> None:
     client.force_login(admin_user)
     response = post_json(client, "/sources", {"kind": "managed", "location": str(tmp_path)})
     assert response.status_code in {401, 403} and nothing_stored()
+
+
+def _publish_deny(admin_user: User, pattern: str) -> None:
+    from governance.policy.services import policy_draft_update, policy_publish
+
+    policy_draft_update(
+        actor=admin_user,
+        document={
+            "source_rules": [{"effect": "deny", "kind": "repository", "pattern": pattern, "note": "qa"}]
+        },
+    )
+    policy_publish(actor=admin_user)
+
+
+def test_a_denied_source_is_refused_at_registration_and_nothing_is_stored(
+    admin_user: User, admin_token: str, admin_client: Client
+) -> None:
+    from governance.audit.models import AuditEntry
+
+    _publish_deny(admin_user, "evil/skills")
+    response = post_json(
+        Client(),
+        "/sources",
+        {"kind": "project", "location": "https://github.com/Evil/Skills.git"},
+        admin_token,
+    )
+    assert response.status_code == 403, response.content
+    assert response.json()["code"] == "source-refused"
+    assert "deny repository evil/skills" in response.json()["detail"]
+    page = admin_client.post(
+        "/sources/", {"kind": "project", "location": "git@github.com:evil/skills.git", "ref": ""}
+    )
+    assert page.status_code == 403
+    assert b"refused by policy" in page.content
+    bare = post_json(Client(), "/sources", {"kind": "project", "location": "evil/skills"}, admin_token)
+    assert bare.status_code == 403 and bare.json()["code"] == "source-refused"
+    assert nothing_stored()
+    assert AuditEntry.objects.filter(action="source.refused").count() == 3
+    assert not AuditEntry.objects.filter(action="source.registered").exists()
+
+
+def test_bare_owner_repo_registers_the_github_repository(admin_token: str) -> None:
+    response = post_json(
+        Client(), "/sources", {"kind": "project", "location": "Acme/Skills", "ingest": False}, admin_token
+    )
+    assert response.status_code == 201, response.content
+    source = Source.objects.get()
+    assert (source.identity, source.location) == ("github.com/acme/skills", "https://github.com/acme/skills")

@@ -136,8 +136,8 @@ def test_refused_by_policy_stores_nothing_but_the_report(
         calls.append(kwargs)
         return Admission(allowed=False, reason="not on the source allowlist")
 
+    source = source_register(kind="managed", location=str(skills_dir))  # admitted, then refused
     monkeypatch.setattr(services, "source_admission", refuse)
-    source = source_register(kind="managed", location=str(skills_dir))
     run = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
     assert run.status == IngestStatus.REFUSED
     assert run.error == "refused by policy: not on the source allowlist"
@@ -150,12 +150,12 @@ def test_real_admission_refusal_is_audited(
 ) -> None:
     from governance.policy import admission
 
+    source = source_register(kind="project", location="https://github.com/evil/skills")
     monkeypatch.setattr(
         services,
         "source_admission",
         lambda **kw: admission.Admission(allowed=False, reason="denied by source rule 'evil'"),
     )
-    source = source_register(kind="project", location="https://github.com/evil/skills")
     run = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
     assert run.status == IngestStatus.REFUSED and Skill.objects.count() == 0
 
@@ -318,6 +318,8 @@ def test_a_published_policy_refuses_a_denied_repository_in_any_spelling(
 ) -> None:
     from governance.policy.services import policy_draft_update, policy_publish
 
+    # Registered before the policy denied it (registration itself refuses afterwards): ingest refuses.
+    source = source_register(kind="project", location="git@github.com:Unvetted/Skills-Dump.git")
     policy_draft_update(
         actor=admin_user,
         document={
@@ -327,7 +329,6 @@ def test_a_published_policy_refuses_a_denied_repository_in_any_spelling(
         },
     )
     policy_publish(actor=admin_user)
-    source = source_register(kind="project", location="git@github.com:Unvetted/Skills-Dump.git")
     run = run_ingest(source, admin_user, django_capture_on_commit_callbacks)
     assert run.status == IngestStatus.REFUSED
     assert run.error.startswith("refused by policy: denied by source rule")

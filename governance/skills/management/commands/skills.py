@@ -7,6 +7,7 @@ See the README section "skills check" for the JSON contract and the exit codes.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -90,8 +91,10 @@ class Command(BaseCommand):
         reports, code = [], EXIT_OK
         for target in targets:
             try:
+                # An existing relative folder is a path here, even when spelled like ``owner/repo``.
+                location = os.path.abspath(target.path) if os.path.exists(target.path) else target.path
                 source = source_register(
-                    kind=target.kind.value, location=target.path, ref=options["ref"], project=project
+                    kind=target.kind.value, location=location, ref=options["ref"], project=project
                 )
             except IngestRefused as exc:
                 return self._fail(f"{target.path}: {exc.message}")
