@@ -97,6 +97,8 @@ def _read_json(path: Path, label: str) -> Any:
         raise MarketplaceError(
             f"{label}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except (ValueError, RecursionError) as exc:
+        raise MarketplaceError(f"{label}: invalid JSON ({type(exc).__name__})") from None
 
 
 def _err(code: str, message: str, file: str) -> Finding:

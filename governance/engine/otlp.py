@@ -102,6 +102,8 @@ def load_payload(body: bytes, *, content_type: str, signal: str) -> dict[str, An
             payload = json.loads(body or b"{}")
         except (ValueError, UnicodeDecodeError) as exc:
             raise OtlpMalformed(f"body is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise OtlpMalformed("body is not valid JSON: nested too deeply") from None
         if not isinstance(payload, dict):
             raise OtlpMalformed("body must be a JSON object")
         return payload

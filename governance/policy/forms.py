@@ -139,6 +139,10 @@ class RawForm(forms.Form):
             raise forms.ValidationError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from exc
+        except ValueError as exc:  # e.g. an integer longer than Python converts
+            raise forms.ValidationError(f"invalid JSON: {exc}") from exc
+        except RecursionError:
+            raise forms.ValidationError("invalid JSON: nested too deeply") from None
 
 
 class PublishForm(forms.Form):

@@ -51,6 +51,8 @@ def post_events(request: HttpRequest) -> JsonResponse:
         return _error(400, str(exc))
     except (ValueError, UnicodeDecodeError) as exc:
         return _error(400, f"body is not valid JSON: {exc}")
+    except RecursionError:
+        return _error(400, "body is not valid JSON: nested too deeply")
     try:
         with ingest_slot():
             result = events_ingest(payload=payload)

@@ -1,0 +1,57 @@
+"""Hostile bodies through HTTP: every answer is a precise 4xx, never a 500, and nothing is stored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from governance.policy.models import PolicyVersion
+from governance.telemetry.models import Event
+
+pytestmark = pytest.mark.django_db
+
+DEEP_ARRAY = b"[" * 50_000
+DEEP_OBJECT = b'{"a":' * 50_000
+HUGE_INTEGER = b'{"events": [1' + b"0" * 5_000 + b"]}"
+
+
+@pytest.fixture
+def telemetry_token(developer_user: User, make_token: Callable[..., str]) -> str:
+    return make_token(developer_user, "telemetry:write")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/telemetry/events", "/otlp/v1/logs", "/otlp/v1/metrics"])
+@pytest.mark.parametrize("body", [DEEP_ARRAY, DEEP_OBJECT, HUGE_INTEGER], ids=["array", "object", "integer"])
+def test_telemetry_refuses_json_nested_too_deeply_or_unconvertible(
+    path: str, body: bytes, telemetry_token: str
+) -> None:
+    client = Client(raise_request_exception=False)
+    response = client.post(
+        path,
+        data=body,
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {telemetry_token}"},
+    )
+    assert response.status_code == 400, response.content[:200]
+    assert b"not valid JSON" in response.content
+    assert not Event.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        (DEEP_ARRAY.decode(), "nested too deeply"),
+        ('{"source_rules": 1' + "0" * 5_000 + "}", "invalid JSON"),
+    ],
+    ids=["nested", "integer"],
+)
+def test_policy_raw_editor_refuses_hostile_json_on_the_field(
+    admin_client: Client, document: str, message: str
+) -> None:
+    response = admin_client.post("/policy/edit/", {"action": "raw", "raw-document": document})
+    assert response.status_code == 400
+    assert message in response.context["forms"]["raw"].errors["document"][0]
+    assert not PolicyVersion.objects.exists()
