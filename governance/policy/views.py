@@ -195,7 +195,7 @@ def policy_edit(request: HttpRequest) -> HttpResponse:
             return redirect("policy-edit")
         form_class = EDIT_FORMS.get(action)
         if form_class is None:
-            return HttpResponse(f"unknown action {action!r}", status=400)
+            return HttpResponse(f"unknown action {action!r}", status=400, content_type="text/plain")
         form = form_class(request.POST, prefix=action)
         bound[action] = form
         if form.is_valid():

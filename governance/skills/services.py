@@ -194,6 +194,9 @@ class IngestRefused(ValueError):
         self.message = message
 
 
+SOURCE_MAX_LOCATION = 500  # the canonical identity column holds 500 characters
+SOURCE_MAX_REF = 200
+MCP_MAX_SERVER_NAME = 200
 _GITHUB_SHORTHAND = re.compile(r"^(?:github:)?[^/:]+/[^/:]+$")
 INGESTIBLE_KINDS = frozenset(k.value for k in SourceKind if k is not SourceKind.MCP)
 RUN_FINDINGS_CAP = 500
@@ -217,10 +220,20 @@ def source_register(
         raise IngestRefused(
             "source-kind", f"kind must be one of {', '.join(sorted(INGESTIBLE_KINDS))}, got {kind!r}"
         )
+    if len(location.strip()) > SOURCE_MAX_LOCATION:
+        raise IngestRefused(
+            "source-location", f"the location is longer than {SOURCE_MAX_LOCATION} characters"
+        )
+    if len(ref) > SOURCE_MAX_REF:
+        raise IngestRefused("git-ref", f"the ref is longer than {SOURCE_MAX_REF} characters")
     try:
         parsed = parse_location(location)
     except IdentityError as exc:
         raise IngestRefused("source-location", str(exc)) from None
+    if len(parsed.identity) > SOURCE_MAX_LOCATION:
+        raise IngestRefused(
+            "source-location", f"the location is longer than {SOURCE_MAX_LOCATION} characters"
+        )
     if parsed.kind == "mcp":
         raise IngestRefused("source-location", "MCP skills are pushed through the API, not registered")
     if parsed.kind == "github" and _GITHUB_SHORTHAND.match(location.strip()):
@@ -891,6 +904,8 @@ def _mcp_parsed(item: McpSkill, identity: str) -> ParsedSkill:
     folder = item.name.strip()
     if not folder or "/" in folder or "\\" in folder or folder in {".", ".."} or len(folder) > 200:
         raise IngestRefused("mcp-skill-name", f"invalid skill name {item.name[:80]!r}")
+    if "\x00" in item.skill_md:  # no text column (PostgreSQL) can hold it: refuse, never fail half-way
+        raise IngestRefused("mcp-skill-md", f"skill {folder}: SKILL.md contains a NUL character")
     files: dict[str, bytes] = {SKILL_MD: item.skill_md.encode("utf-8", "surrogatepass")}
     if len(item.files) > MCP_MAX_FILES:
         raise IngestRefused("mcp-too-many-files", f"skill {folder}: more than {MCP_MAX_FILES} files")
@@ -916,6 +931,8 @@ def mcp_skills_push(
     ``replace`` marks the server's skills missing from this push as removed. The whole push is
     checked before anything is stored; bad input raises ``IngestRefused``.
     """
+    if len(server.strip()) > MCP_MAX_SERVER_NAME:
+        raise IngestRefused("mcp-server", f"the server name is longer than {MCP_MAX_SERVER_NAME} characters")
     try:
         location = parse_location(f"mcp:{server}")
     except IdentityError as exc:

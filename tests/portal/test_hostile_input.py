@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
@@ -55,3 +56,55 @@ def test_policy_raw_editor_refuses_hostile_json_on_the_field(
     assert response.status_code == 400
     assert message in response.context["forms"]["raw"].errors["document"][0]
     assert not PolicyVersion.objects.exists()
+
+
+@pytest.fixture
+def skills_token(admin_user: User, make_token: Callable[..., str]) -> str:
+    return make_token(admin_user, "skills:read", "skills:write")
+
+
+OK_SKILL = "---\nname: ok\ndescription: a fine skill\n---\nbody\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "payload", "code"),
+    [
+        (
+            "/api/v1/skills/mcp",
+            {"server": "s" * 5000, "skills": [{"name": "ok", "skill_md": OK_SKILL}]},
+            "mcp-server",
+        ),
+        (
+            "/api/v1/skills/mcp",
+            {"server": "docs", "skills": [{"name": "ok", "skill_md": "\x00" + OK_SKILL}]},
+            "mcp-skill-md",
+        ),
+        (
+            "/api/v1/skills/sources",
+            {"kind": "project", "location": "https://example.com/" + "a" * 5000},
+            "source-location",
+        ),
+        (
+            "/api/v1/skills/sources",
+            {"kind": "project", "location": "https://example.com/o/r", "ref": "r" * 300},
+            "git-ref",
+        ),
+    ],
+    ids=["mcp-server-too-long", "mcp-nul", "source-location-too-long", "source-ref-too-long"],
+)
+def test_ingest_refuses_what_the_database_cannot_hold(
+    path: str, payload: dict[str, object], code: str, skills_token: str
+) -> None:
+    """On PostgreSQL these were 500s (column too short) or failed runs (NUL in text): now 400s."""
+    from governance.skills.models import IngestRun, Skill, Source
+
+    client = Client(raise_request_exception=False)
+    response = client.post(
+        path,
+        data=json.dumps(payload),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {skills_token}"},
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["code"] == code
+    assert not (Source.objects.exists() or Skill.objects.exists() or IngestRun.objects.exists())
