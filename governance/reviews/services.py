@@ -416,7 +416,8 @@ def _enqueue(delivery: Delivery) -> None:
     from governance.reviews.tasks import deliver
 
     delivery_id = delivery.pk
-    transaction.on_commit(lambda: deliver.delay(delivery_id))
+    # robust: a broker outage must not turn a committed decision into an error; the sweeper resends.
+    transaction.on_commit(lambda: deliver.delay(delivery_id), robust=True)
 
 
 def proposal_approve(
