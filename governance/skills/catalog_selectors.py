@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
@@ -39,6 +39,7 @@ from governance.engine.resolve import (
     agent_profile,
     paths_of,
     resolve,
+    skeleton,
 )
 from governance.engine.types import SourceKind
 from governance.skills.models import Collection, Skill, SkillVersion, Source
@@ -503,22 +504,66 @@ def security_summary(agent: str = "trust-first") -> dict[str, int]:
     return _cached("security", lambda: _security_summary(agent), agent)
 
 
+@dataclass(frozen=True, slots=True)
+class _Light:
+    """What shadowing and look-alike detection need of a skill (no JSON columns)."""
+
+    skill_id: int
+    name: str
+    plugin: str
+    location: str
+    kind: str
+    project_id: int | None
+    valid: bool
+
+    def candidate(self, denied: str) -> Candidate:
+        return Candidate(
+            key=str(self.skill_id),
+            name=self.name,
+            source=SourceKind(self.kind),
+            location=self.location,
+            plugin=self.plugin,
+            valid=self.valid,
+            rejected_reason=denied,
+            is_command="/commands/" in f"/{self.location}/",
+        )
+
+
 def _security_summary(agent: str) -> dict[str, int]:
-    rows = _rows()
+    """Only skills that share a look-alike skeleton with another skill of their scope can shadow
+    or impersonate: those few are resolved (and policy-checked), the rest never are."""
+    rows = [
+        _Light(*values)
+        for values in Skill.objects.filter(
+            removed_at__isnull=True, current_version__isnull=False
+        ).values_list(
+            "id", "name", "plugin", "location", "source__kind", "source__project_id", "current_version__valid"
+        )
+    ]
     org_wide = [r for r in rows if r.project_id is None]
-    per_project: dict[int | None, list[CatalogRow]] = defaultdict(list)
+    org_skeletons = Counter(skeleton(r.name) for r in org_wide)
+    per_project: dict[int, list[_Light]] = defaultdict(list)
     for r in rows:
-        per_project[r.project_id].append(r)
-    denied = policy_denials([r.skill_id for r in rows])
-    shadow, look_alike = set(), set()
+        if r.project_id is not None:
+            per_project[r.project_id].append(r)
+    suspects: dict[int | None, list[_Light]] = {
+        None: [r for r in org_wide if org_skeletons[skeleton(r.name)] > 1]
+    }
     for pid, own in per_project.items():
-        scoped = own if pid is None else org_wide + own
-        res = resolve([r.candidate(denied=denied.get(r.skill_id, "")) for r in scoped], agent)
+        own_skeletons = Counter(skeleton(r.name) for r in own)
+        hot = {s for s, n in own_skeletons.items() if n + org_skeletons.get(s, 0) > 1}
+        if hot:
+            suspects[pid] = [r for r in org_wide + own if skeleton(r.name) in hot]
+    denied = policy_denials(sorted({r.skill_id for scoped in suspects.values() for r in scoped}))
+    shadow: set[tuple[int | None, str]] = set()
+    look_alike: set[tuple[int | None, str]] = set()
+    for scope, scoped in suspects.items():
+        res = resolve([r.candidate(denied.get(r.skill_id, "")) for r in scoped], agent)
         for g in res.groups:
             if g.security:
-                shadow.add((pid, g.name))
+                shadow.add((scope, g.name))
         for la in res.look_alikes:
-            look_alike.add((pid, la.skeleton))
+            look_alike.add((scope, la.skeleton))
     return {"shadowing": len(shadow), "look_alikes": len(look_alike), "skills": len(rows)}
 
 
