@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from governance.engine.scan import ScanError, ScanResult, scan_source
+from governance.engine.skillfile import printable_text as _t
 from governance.engine.types import Finding, ParsedSkill, Severity, SourceKind
 
 EXIT_OK, EXIT_FINDINGS, EXIT_CANNOT_RUN = 0, 1, 2
@@ -177,25 +178,30 @@ class CheckReport:
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False, default=str)
 
     def to_text(self) -> str:
+        """One line per skill, its findings below. Everything a skill or a folder supplies (names,
+        paths, messages) goes through ``printable_text``: a terminal shows escapes, never obeys them."""
         lines: list[str] = []
         for row in self.rows:
             mark = "ok " if row.valid else "ERR"
-            extra = f" shadowed by {row.shadowed_by}" if row.shadowed_by else ""
-            decision = f" permission={row.permission['decision']}" if row.permission else ""
+            extra = f" shadowed by {_t(row.shadowed_by)}" if row.shadowed_by else ""
+            decision = f" permission={_t(str(row.permission['decision']))}" if row.permission else ""
             lines.append(
-                f"{mark} {row.skill.qualified_name} [{row.skill.source.value}] "
-                f"{row.root.rstrip('/')}/{row.skill.path} {row.status}{extra}{decision}"
+                f"{mark} {_t(row.skill.qualified_name)} [{row.skill.source.value}] "
+                f"{_t(row.root.rstrip('/'))}/{_t(row.skill.path)} {_t(row.status)}{extra}{decision}"
             )
             for f in row.findings:
-                where = f" ({f.file}:{f.line})" if f.file and f.line else (f" ({f.file})" if f.file else "")
-                lines.append(f"    {f.severity.value:<7} {f.code}: {f.message}{where}")
+                file = _t(f.file) if f.file else ""
+                where = f" ({file}:{f.line})" if f.file and f.line else (f" ({file})" if f.file else "")
+                lines.append(f"    {f.severity.value:<7} {_t(f.code)}: {_t(f.message)}{where}")
         for error in self.errors:
-            lines.append(f"{error.severity.upper():<7} {error.path}: {error.code}: {error.message}")
+            lines.append(
+                f"{_t(error.severity.upper()):<7} {_t(error.path)}: {_t(error.code)}: {_t(error.message)}"
+            )
         summary = self.as_dict()["summary"]
         lines.append(
             f"{summary['skills']} skills, {summary['invalid']} invalid; findings: "
             f"{summary['findings']['error']} error, {summary['findings']['warning']} warning, "
-            f"{summary['findings']['info']} info (agent {self.agent}{', strict' if self.strict else ''})"
+            f"{summary['findings']['info']} info (agent {_t(self.agent)}{', strict' if self.strict else ''})"
         )
         return "\n".join(lines)
 

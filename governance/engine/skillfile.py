@@ -232,7 +232,7 @@ def parse_skill_md(
     return skill
 
 
-def _printable_text(text: str) -> str:
+def printable_text(text: str) -> str:
     """Control, format (bidi overrides, zero-width) and separator characters as ``\\uXXXX``:
     findings echo names, keys and paths, and a terminal or a page must show them, not obey them."""
     if text.isprintable():
@@ -248,8 +248,8 @@ def _sanitise(findings: list[Finding]) -> None:
         if not finding.message.isprintable() or (finding.file is not None and not finding.file.isprintable()):
             findings[index] = replace(
                 finding,
-                message=_printable_text(finding.message),
-                file=None if finding.file is None else _printable_text(finding.file),
+                message=printable_text(finding.message),
+                file=None if finding.file is None else printable_text(finding.file),
             )
 
 

@@ -184,3 +184,18 @@ def test_ingest_refuses_hostile_location(tmp_path: Path) -> None:
     code, _, err = run("ingest", "project=ext::sh -c id")
     assert code == 2 and "ext::" in err
     assert not Source.objects.exists()
+
+
+def test_text_format_escapes_what_skills_supply(tmp_path: Path) -> None:
+    """A skill's name, description and folder carry an ANSI colour and a bidi override: the text
+    report shows them escaped (a terminal must not obey them), in every place they surface."""
+    hostile = "evil\x1b[31m\u202eskill"
+    frontmatter = '---\nname: "evil\\e[31m\\u202eskill"\ndescription: "Paints \\e[31m red \\u202e. Use when asked."\n---\n'
+    skill(tmp_path / "managed" / hostile, frontmatter + "# Steps\n")
+    skill(tmp_path / "project" / hostile, frontmatter + "# Steps\n")
+    code, out, _ = run("check", f"managed={tmp_path / 'managed'}", f"project={tmp_path / 'project'}")
+    assert code in {0, 1}
+    assert "evil\\u001b[31m\\u202eskill" in out
+    assert f"{tmp_path / 'project'}/evil\\u001b[31m\\u202eskill" in out  # the folder path too
+    assert "\x1b" not in out and "\u202e" not in out
+    assert all(ch.isprintable() for line in out.splitlines() for ch in line)

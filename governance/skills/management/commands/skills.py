@@ -23,6 +23,7 @@ from governance.engine.check import (
     parse_targets,
     run_check,
 )
+from governance.engine.skillfile import printable_text
 
 
 class Command(BaseCommand):
@@ -121,7 +122,8 @@ class Command(BaseCommand):
         else:
             for r in reports:
                 counts = ", ".join(f"{k} {v}" for k, v in r["counts"].items())
-                self.stdout.write(f"{r['status']:<9} {r['kind']}:{r['source']} run {r['run']} {counts}")
+                where = printable_text(f"{r['kind']}:{r['source']}")
+                self.stdout.write(f"{r['status']:<9} {where} run {r['run']} {counts}")
                 if r["error"]:
-                    self.stdout.write(f"    {r['error']}")
+                    self.stdout.write(f"    {printable_text(r['error'])}")
         return code
