@@ -42,13 +42,16 @@ typecheck: setup
 	$(BIN)/mypy
 
 # The suite on the embedded default, whatever the environment says.
+# -rs names why each skipped test was skipped; --durations lists the slowest tests to keep them fast.
+PYTEST_FLAGS ?= -q -rs --durations=10
+
 test-sqlite: setup
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(BIN)/pytest -q
+	env -u DATABASE_URL -u CELERY_BROKER_URL $(BIN)/pytest $(PYTEST_FLAGS)
 
 # The same suite on PostgreSQL with a real Celery worker on Redis, when they are configured.
 test-postgres: setup
 	@if [ -n "$$DATABASE_URL" ]; then \
-		$(BIN)/pytest -q; \
+		$(BIN)/pytest $(PYTEST_FLAGS); \
 	else \
 		echo "DATABASE_URL not set: skipping the PostgreSQL run (.ci/run sets it)"; \
 	fi
