@@ -108,3 +108,44 @@ def test_ingest_refuses_what_the_database_cannot_hold(
     assert response.status_code == 400, response.content[:300]
     assert response.json()["code"] == code
     assert not (Source.objects.exists() or Skill.objects.exists() or IngestRun.objects.exists())
+
+
+@pytest.mark.parametrize(
+    ("path", "client_fixture", "expected"),
+    [
+        ("/api/v1/skills/archives", None, b'"code": "body-too-large"'),
+        ("/sources/upload/", "lead_client", b"request body larger than"),
+    ],
+    ids=["api", "page"],
+)
+def test_an_oversized_upload_is_refused_before_its_body_is_read(
+    path: str,
+    client_fixture: str | None,
+    expected: bytes,
+    skills_token: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Multipart files were streamed to a temporary file of any size before the view's size check."""
+    from django.http.multipartparser import MultiPartParser
+
+    from governance.skills.models import IngestRun, Source
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the body of an oversized request was parsed")
+
+    monkeypatch.setattr(MultiPartParser, "parse", never)
+    client = request.getfixturevalue(client_fixture) if client_fixture else Client()
+    headers = {} if client_fixture else {"Authorization": f"Bearer {skills_token}"}
+    body = b'--x\r\nContent-Disposition: form-data; name="file"; filename="a.zip"\r\n\r\nPK\r\n--x--\r\n'
+    response = client.generic(
+        "POST",
+        path,
+        body,
+        content_type="multipart/form-data; boundary=x",
+        headers=headers,
+        CONTENT_LENGTH=str(10 * 1024**3),  # what a client streaming 10 GB declares
+    )
+    assert response.status_code == 413
+    assert expected in response.content
+    assert not (Source.objects.exists() or IngestRun.objects.exists())
