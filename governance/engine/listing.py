@@ -17,16 +17,24 @@ listed: they cost nothing until activated.
 
 Compaction (Claude Code): after a summary, each invoked skill's latest body is re-attached, at
 most 5,000 tokens per skill and 25,000 in total, most recently invoked first; older ones are
-dropped whole and long tails are cut.
+dropped whole and long tails are cut. Body tokens and headings come from ``tokens.py`` (UTF-8
+bytes / 4), the same estimate the linter's body-over-compaction-limit finding uses, so a
+Cyrillic or CJK body gets the same count and the same lost headings on every page.
 """
 
 from __future__ import annotations
 
 import enum
-import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+from governance.engine.tokens import (
+    BYTES_PER_TOKEN,
+    COMPACTION_KEEP_TOKENS,
+    Heading,
+    body_token_estimate,
+    headings_with_token_offsets,
+)
 
 CHARS_PER_TOKEN = 4
 DEFAULT_WINDOW_TOKENS = 200_000
@@ -281,42 +289,16 @@ def _drop_least_invoked(
 # Compaction survival
 # --------------------------------------------------------------------------------------------
 
-PER_SKILL_TOKENS = 5_000
+PER_SKILL_TOKENS = COMPACTION_KEEP_TOKENS
 TOTAL_TOKENS = 25_000
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-def estimate_tokens(text: str) -> int:
-    """A body's token estimate: 4 characters per token (the same rule as the listing budget)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-@dataclass(frozen=True, slots=True)
-class Heading:
-    level: int
-    title: str
-    offset: int  # character offset of the heading line in the body
-    line: int  # 1-based
-
-
-def headings(body: str) -> list[Heading]:
-    """Markdown ATX headings outside fenced code blocks, with their character offsets."""
-    out: list[Heading] = []
-    offset = 0
-    fence: str | None = None
-    for number, line in enumerate(body.splitlines(keepends=True), start=1):
-        stripped = line.rstrip("\r\n")
-        fm = _FENCE.match(stripped)
-        if fm:
-            marker = fm.group(1)
-            fence = None if fence == marker else (fence or marker)
-        elif fence is None:
-            m = _HEADING.match(stripped)
-            if m:
-                out.append(Heading(len(m.group(1)), m.group(2), offset, number))
-        offset += len(line)
-    return out
+def _char_index(body: str, byte_offset: int) -> int:
+    """The character offset of ``body`` where its first ``byte_offset`` UTF-8 bytes end."""
+    if body.isascii():
+        return min(byte_offset, len(body))
+    head = body.encode("utf-8", "surrogatepass")[:byte_offset]
+    return len(head.decode("utf-8", "ignore"))
 
 
 @dataclass(slots=True)
@@ -325,7 +307,7 @@ class Survival:
     name: str
     tokens: int
     kept_tokens: int  # tokens re-injected after compaction (0 when dropped)
-    cut_at_char: int | None  # body offset where the re-injected text stops (None: kept whole)
+    cut_at_char: int | None  # character offset where the re-injected text stops (None: kept whole)
     headings_lost: list[Heading]
     dropped: bool  # the 25,000-token total ran out before this skill
     position: int  # 1 = most recently invoked
@@ -351,16 +333,20 @@ def compaction_survival(
     out: list[Survival] = []
     remaining = total_tokens
     for position, (key, name, body) in enumerate(bodies, start=1):
-        tokens = estimate_tokens(body)
+        # Token counts and lost headings come from tokens.py, as the linter's own finding does
+        # (body-over-compaction-limit): one estimate (UTF-8 bytes / 4), one heading reader.
+        tokens = body_token_estimate(body)
         kept = min(tokens, per_skill_tokens)
-        cut = None if tokens <= per_skill_tokens else per_skill_tokens * CHARS_PER_TOKEN
-        heads = headings(body)
         if kept > remaining:
-            out.append(Survival(key, name, tokens, 0, 0, heads, True, position))
+            out.append(Survival(key, name, tokens, 0, 0, headings_with_token_offsets(body), True, position))
             remaining = 0
             continue
         remaining -= kept
-        lost = [h for h in heads if cut is not None and h.offset >= cut]
+        if tokens <= per_skill_tokens:
+            out.append(Survival(key, name, tokens, kept, None, [], False, position))
+            continue
+        cut = _char_index(body, per_skill_tokens * BYTES_PER_TOKEN)
+        lost = headings_with_token_offsets(body, from_tokens=per_skill_tokens)
         out.append(Survival(key, name, tokens, kept, cut, lost, False, position))
     return out
 

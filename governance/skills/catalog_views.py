@@ -17,11 +17,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from governance.engine.listing import (
     LISTING_PROFILES,
     EntryState,
-    estimate_tokens,
     listing_profile,
     single_skill_survival,
 )
 from governance.engine.resolve import AGENTS, DEFAULT_AGENT, Status, activate, agent_profile
+from governance.engine.tokens import body_token_estimate
 from governance.policy.selectors import skill_decision, skill_permissions
 from governance.skills import catalog_collections as coll
 from governance.skills import catalog_selectors as sel
@@ -220,7 +220,7 @@ def skill_detail(request: HttpRequest, skill_id: int) -> HttpResponse:
         "agents": AGENTS.values(),
         "findings": findings,
         "survival": survival,
-        "body_tokens": estimate_tokens(version.body),
+        "body_tokens": body_token_estimate(version.body),
         "entry_chars": len(version.description)
         + len(str(fm.get("when_to_use") or fm.get("whenToUse") or "")),
         "trust": sel.TRUST_LABEL.get(sel.SourceKind(skill.source.kind), ""),

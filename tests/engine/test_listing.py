@@ -11,10 +11,12 @@ from governance.engine.listing import (
     budget_chars,
     build_listing,
     compaction_survival,
-    headings,
     listing_profile,
     single_skill_survival,
 )
+from governance.engine.tokens import headings_with_token_offsets
+
+from .helpers import GOOD, only, parse
 
 
 def item(n: int, desc_len: int = 100, *, bundled: bool = False, invocations: int = 0) -> ListingInput:
@@ -116,9 +118,10 @@ BODY = (
 
 
 def test_headings_skip_code_fences_and_carry_offsets() -> None:
-    heads = headings(BODY)
+    heads = headings_with_token_offsets(BODY)
     assert [(h.level, h.title) for h in heads] == [(1, "Deploy"), (2, "Steps"), (2, "Rollback")]
-    assert BODY[heads[2].offset :].startswith("## Rollback")
+    assert BODY.splitlines()[heads[2].line - 1] == "## Rollback"
+    assert heads[2].token_offset == -(-BODY.index("## Rollback") // 4)
 
 
 def test_single_skill_past_five_thousand_tokens_loses_its_tail_headings() -> None:
@@ -137,3 +140,26 @@ def test_total_budget_drops_older_skills_whole() -> None:
     assert [s.dropped for s in result] == [False] * 5 + [True] * 2
     assert sum(s.kept_tokens for s in result) == 25_000
     assert result[5].position == 6
+
+
+def test_cyrillic_body_lint_and_compaction_agree() -> None:
+    """A Cyrillic letter is 2 UTF-8 bytes: under 5,000 tokens by characters / 4, over it by bytes / 4.
+    The linter's finding and the catalog's compaction survival read the same estimate and headings."""
+    section = "слово " * 1000  # 6,000 characters, 11,000 bytes
+    body = "# Развёртывание\n" + section + "\n## Проверка\n" + section + "\n## Откат\nотменить\n"
+    assert len(body) / 4 < 5_000 < len(body.encode()) / 4
+
+    skill = parse(GOOD, body)
+    lint = only(skill, "body-over-compaction-limit")
+    survival = single_skill_survival("k", "deploy", body)
+
+    assert survival.tokens == skill.body_tokens == -(-len(body.encode()) // 4)
+    assert f"Body is about {survival.tokens:,} tokens" in lint.message
+    assert [h.title for h in survival.headings_lost] == ["Откат"]
+    for h in survival.headings_lost:
+        assert f"'{'#' * h.level} {h.title}'" in lint.message
+    assert "Проверка" not in lint.message and "Развёртывание" not in lint.message
+    assert survival.kept_tokens == 5_000 and survival.cut_at_char is not None
+    assert (
+        len(body[: survival.cut_at_char].encode()) <= 20_000 < len(body[: survival.cut_at_char + 1].encode())
+    )
