@@ -216,6 +216,8 @@ def _may_ingest(request: HttpRequest, *, kind: str, local: bool) -> str | None:
 def _project(slug: str | None) -> Project | None:
     if not slug:
         return None
+    if services.has_control_chars(slug):
+        raise services.IngestRefused("project-unknown", "a project slug has no control characters")
     project = Project.objects.filter(slug=slug).first()
     if project is None:
         raise services.IngestRefused("project-unknown", f"no project with slug {slug!r}")
@@ -227,7 +229,7 @@ def _user(request: HttpRequest) -> User | None:
     return user if isinstance(user, User) else None
 
 
-@router.get("/", response=list[SkillOut], auth=READ)
+@router.get("/", response={200: list[SkillOut], 400: ErrorOut}, auth=READ)
 def skills_list(
     request: HttpRequest,
     kind: str | None = None,
@@ -235,12 +237,14 @@ def skills_list(
     include_removed: bool = False,
     limit: int = 100,
     offset: int = 0,
-) -> list[SkillOut]:
+) -> Status[Any]:
     """Skills known to the portal, with their current version (filter by source kind and name)."""
+    if any(services.has_control_chars(v) for v in (kind or "", name or "")):
+        return Status(400, _error("query", "filters cannot contain control characters"))
     limit = max(1, min(limit, 500))
-    offset = max(0, offset)
+    offset = max(0, min(offset, 10_000_000))
     qs = selectors.skills_list(kind=kind, name=name, include_removed=include_removed)
-    return [SkillOut.of(s) for s in qs[offset : offset + limit]]
+    return Status(200, [SkillOut.of(s) for s in qs[offset : offset + limit]])
 
 
 @router.get("/sources", response=list[SourceOut], auth=READ)
@@ -306,6 +310,8 @@ def archive_upload(
     project: Form[str] = "",
 ) -> Status[Any]:
     """Upload a zip or tar.gz of skill folders (multipart field ``file``)."""
+    if any(services.has_control_chars(v) for v in (kind, name, project)):
+        return Status(400, _error("form", "form fields cannot contain control characters"))
     refusal = _may_ingest(request, kind=kind, local=False)
     if refusal:
         return Status(403, _error("forbidden", refusal))

@@ -111,11 +111,11 @@ def _version_row(
         package_sha256=package_sha256(parsed.files),
         skill_md_sha256=parsed.skill_md_sha256,
         frontmatter=_jsonable(parsed.frontmatter),
-        frontmatter_text=parsed.frontmatter_text,
-        body=parsed.body,
-        description=parsed.description,
+        frontmatter_text=_text(parsed.frontmatter_text),
+        body=_text(parsed.body),
+        description=_text(parsed.description),
         valid=parsed.valid,
-        findings=[f.as_dict() for f in parsed.findings],
+        findings=_jsonable([f.as_dict() for f in parsed.findings]),
         origin=origin,
         commit=commit,
         ingest_run=ingest_run,
@@ -124,15 +124,22 @@ def _version_row(
     )
 
 
-def _jsonable(value: object) -> object:
+def _text(value: str) -> str:
+    """Text as PostgreSQL stores it: NUL characters cannot be stored (the exact bytes stay in the blob)."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
+def _jsonable(value: object) -> Any:
     """Frontmatter as JSON: typed YAML values that JSON lacks (dates, bytes) become strings."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {_text(str(k)): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, bool | int | float | str):
+    if isinstance(value, str):
+        return _text(value)
+    if value is None or isinstance(value, bool | int | float):
         return value
-    return str(value)
+    return _text(str(value))
 
 
 def _file_rows(version: SkillVersion, files: Sequence[PackageFile]) -> list[VersionFile]:
@@ -183,6 +190,10 @@ def skill_version_create(
 # --------------------------------------------------------------------------------------------
 # Sources and ingest runs
 # --------------------------------------------------------------------------------------------
+
+
+def has_control_chars(value: str) -> bool:
+    return any(ord(c) < 32 or ord(c) == 127 for c in value)
 
 
 class IngestRefused(ValueError):
@@ -236,6 +247,8 @@ def source_register(
         )
     if parsed.kind == "mcp":
         raise IngestRefused("source-location", "MCP skills are pushed through the API, not registered")
+    if has_control_chars(display_name):
+        raise IngestRefused("source-display-name", "the display name contains control characters")
     if parsed.kind == "github" and _GITHUB_SHORTHAND.match(location.strip()):
         location = f"https://github.com/{parsed.path}"  # ``owner/repo``: store what git can fetch
     if ref:
@@ -384,7 +397,9 @@ class _Progress:
 
 def _finish(run: IngestRun, status: str, *, started: float, error: str = "") -> IngestRun:
     run.status = status
-    run.error = error[:5000]
+    run.error = _text(error[:5000])
+    run.findings = _jsonable(run.findings)
+    run.counts = _jsonable(run.counts)
     run.finished_at = timezone.now()
     run.duration_ms = int((time.monotonic() - started) * 1000)
     run.phase = "done"
@@ -902,18 +917,30 @@ def _mcp_file_path(raw: str, skill: str) -> str:
 
 def _mcp_parsed(item: McpSkill, identity: str) -> ParsedSkill:
     folder = item.name.strip()
-    if not folder or "/" in folder or "\\" in folder or folder in {".", ".."} or len(folder) > 200:
+    if (
+        not folder
+        or "/" in folder
+        or "\\" in folder
+        or folder in {".", ".."}
+        or len(folder) > 200
+        or any(ord(c) < 32 or ord(c) == 127 for c in folder)
+    ):
         raise IngestRefused("mcp-skill-name", f"invalid skill name {item.name[:80]!r}")
     if "\x00" in item.skill_md:  # no text column (PostgreSQL) can hold it: refuse, never fail half-way
         raise IngestRefused("mcp-skill-md", f"skill {folder}: SKILL.md contains a NUL character")
-    files: dict[str, bytes] = {SKILL_MD: item.skill_md.encode("utf-8", "surrogatepass")}
+    try:
+        files: dict[str, bytes] = {SKILL_MD: item.skill_md.encode("utf-8")}
+        for text in item.files.values():
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise IngestRefused("mcp-encoding", f"skill {folder}: text that is not valid Unicode") from None
     if len(item.files) > MCP_MAX_FILES:
         raise IngestRefused("mcp-too-many-files", f"skill {folder}: more than {MCP_MAX_FILES} files")
     for raw, text in item.files.items():
         path = _mcp_file_path(raw, folder)
         if path in files or path.casefold() == SKILL_MD.casefold():
             raise IngestRefused("mcp-file-path", f"skill {folder}: file {path} given twice")
-        files[path] = text.encode("utf-8", "surrogatepass")
+        files[path] = text.encode("utf-8")
     parsed = parse_skill_md(files[SKILL_MD], folder=folder, path=folder, source=SourceKind.MCP)
     parsed.files = [
         PackageFile(path=p, sha256=hashlib.sha256(c).hexdigest(), size=len(c), content=c)

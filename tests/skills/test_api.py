@@ -329,3 +329,39 @@ def test_bare_owner_repo_registers_the_github_repository(admin_token: str) -> No
     assert response.status_code == 201, response.content
     source = Source.objects.get()
     assert (source.identity, source.location) == ("github.com/acme/skills", "https://github.com/acme/skills")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "payload"),
+    [
+        ("get", "/?name=a%00b", None),
+        (
+            "post",
+            "/sources",
+            {"kind": "project", "location": "https://github.com/a/b", "display_name": "x\u0000"},
+        ),
+        ("post", "/sources", {"kind": "project", "location": "https://github.com/a/b", "project": "p\u0000"}),
+        ("post", "/mcp", {"server": "s", "skills": [{"name": "a\u0000", "skill_md": "x"}]}),
+    ],
+)
+def test_nul_characters_are_a_400_not_a_database_error(
+    admin_token: str, method: str, path: str, payload: dict[str, Any] | None
+) -> None:
+    client = Client()
+    if method == "get":
+        response = client.get(f"{API}{path}", headers=auth(admin_token))
+    else:
+        response = post_json(client, path, payload, admin_token)
+    assert response.status_code == 400, response.content
+    assert nothing_stored()
+
+
+def test_nul_in_skill_text_is_stored_safely(lead_token: str) -> None:
+    skill_md = b"---\nname: nul-body\ndescription: Has a NUL in its body. Use when testing.\n---\nbefore\x00after\n"
+    response = upload(Client(), lead_token, make_zip({"nul-body/SKILL.md": skill_md}), "nul.zip")
+    assert response.status_code == 201 and response.json()["status"] == "succeeded", response.content
+    version = Skill.objects.get().current_version
+    assert version is not None and "\u0000" not in version.body
+    from governance.skills.selectors import version_file_contents
+
+    assert b"before\x00after" in version_file_contents(version)["SKILL.md"]  # the exact bytes are kept
