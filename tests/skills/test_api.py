@@ -357,7 +357,9 @@ def test_nul_characters_are_a_400_not_a_database_error(
 
 
 def test_nul_in_skill_text_is_stored_safely(lead_token: str) -> None:
-    skill_md = b"---\nname: nul-body\ndescription: Has a NUL in its body. Use when testing.\n---\nbefore\x00after\n"
+    skill_md = (
+        b"---\nname: nul-body\ndescription: Has a NUL in its body. Use when testing.\n---\nbefore\x00after\n"
+    )
     response = upload(Client(), lead_token, make_zip({"nul-body/SKILL.md": skill_md}), "nul.zip")
     assert response.status_code == 201 and response.json()["status"] == "succeeded", response.content
     version = Skill.objects.get().current_version
