@@ -306,11 +306,16 @@ def main() -> None:
     parser.add_argument("--db", default="", help="database URL (default: a SQLite file in bench/.cache)")
     parser.add_argument("--quick", action="store_true", help="2,500 skills only")
     parser.add_argument("--sample", type=int, default=50, help="projects sampled for the catalog page")
+    parser.add_argument(
+        "--sizes", default="", help="comma-separated skill counts (default 2500,5000,10000,20000)"
+    )
     args = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
     db_url = args.db or f"sqlite:///{CACHE / 'catalog-bench.sqlite3'}"
     setup_django(db_url)
     sizes = SIZES[:1] if args.quick else SIZES
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes.split(",") if n.strip()]
     results = []
     print(f"database: {db_url.split('@')[-1]}")
     print(
