@@ -48,24 +48,7 @@ class Me(Schema):
     scopes: list[str]
 
 
-class AnyToken(ScopedToken):
-    """Any active token, whatever its scopes (for ``/me``)."""
-
-    def __init__(self) -> None:
-        super().__init__(scope="")
-
-    def authenticate(self, request: HttpRequest, token: str) -> object:
-        from portal.accounts.models import ApiToken, hash_token
-
-        found = ApiToken.objects.select_related("user").filter(token_hash=hash_token(token)).first()
-        if found is None or not found.is_active or not found.user.is_active:
-            return None
-        request.user = found.user
-        request.api_token = found  # type: ignore[attr-defined]
-        return found.user
-
-
-@api.get("/me", response=Me, auth=[AnyToken(), SessionAuth()], tags=["accounts"])
+@api.get("/me", response=Me, auth=[ScopedToken(None), SessionAuth()], tags=["accounts"])
 def me(request: HttpRequest) -> Me:
     """Who the caller is, and which scopes the token carries (all scopes for a browser session)."""
     token = getattr(request, "api_token", None)

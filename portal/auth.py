@@ -11,7 +11,9 @@ from portal.accounts.services import token_authenticate
 
 
 class ScopedToken(HttpBearer):
-    def __init__(self, scope: str) -> None:
+    """A bearer token carrying ``scope``; ``None`` accepts any active token (``/api/v1/me``)."""
+
+    def __init__(self, scope: str | None) -> None:
         super().__init__()
         self.scope = scope
 

@@ -117,12 +117,14 @@ def token_revoke(*, token: ApiToken) -> None:
         token.save(update_fields=["revoked_at"])
 
 
-def token_authenticate(*, raw: str, scope: str) -> ApiToken | None:
-    """The active token for ``raw`` if it carries ``scope``; records its last use."""
+def token_authenticate(*, raw: str, scope: str | None) -> ApiToken | None:
+    """The active token for ``raw`` if it carries ``scope`` (``None``: any scope); records its last use."""
     if not raw.startswith("sgp_") or len(raw) > 200:
         return None
     token = ApiToken.objects.select_related("user").filter(token_hash=hash_token(raw)).first()
-    if token is None or not token.has_scope(scope) or not token.user.is_active:
+    if token is None or not token.is_active or not token.user.is_active:
+        return None
+    if scope is not None and not token.has_scope(scope):
         return None
     now = timezone.now()
     # Writing on every request would serialise hot ingest paths on one row; a minute is precise enough.

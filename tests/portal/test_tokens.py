@@ -192,3 +192,17 @@ def test_tokens_page_lists_only_own_tokens(
 ) -> None:
     token_create(user=lead_user, name="lead-secret-laptop", scopes="skills:read")
     assert "lead-secret-laptop" not in developer_client.get("/account/tokens/").content.decode()
+
+
+@pytest.mark.django_db
+def test_use_is_recorded_at_most_once_a_minute(developer_user: User, make_token: Any) -> None:
+    raw = make_token(developer_user, "skills:read")
+    token = ApiToken.objects.get(user=developer_user)
+    assert token.last_used_at is None
+    assert Client().get("/api/v1/me", **bearer(raw)).status_code == 200
+    token.refresh_from_db()
+    first = token.last_used_at
+    assert first is not None
+    assert Client().get("/api/v1/me", **bearer(raw)).status_code == 200
+    token.refresh_from_db()
+    assert token.last_used_at == first, "a second use within a minute writes nothing"
