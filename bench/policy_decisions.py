@@ -11,6 +11,7 @@ summaries, and compiling managed-settings.json. Pure engine: no database.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -82,19 +83,24 @@ def policy(rules: int) -> dict[str, object]:
     }
 
 
-def timed(label: str, count: int, fn: Callable[[], object]) -> None:
+def timed(label: str, count: int, fn: Callable[[], object]) -> float:
+    """Print one table row; return the elapsed milliseconds."""
     start = time.perf_counter()
     fn()
     elapsed = time.perf_counter() - start
     rate = f"{count / elapsed:,.0f}/s" if count else ""
     print(f"| {label} | {count:,} | {elapsed * 1000:,.0f} ms | {rate} |")
+    return elapsed * 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--skills", type=int, default=20000)
     parser.add_argument("--rules", type=int, default=60)
+    parser.add_argument("--quick", action="store_true", help="2,000 skills (make bench)")
     args = parser.parse_args()
+    if args.quick:
+        args.skills = min(args.skills, 2000)
     rng = random.Random(7)
     items = subjects(args.skills, rng)
     before, errors = parse_document(policy(args.rules))
@@ -103,17 +109,28 @@ def main() -> None:
     s_before, s_after = before.permission_settings(), after.permission_settings()
     print(f"{args.skills:,} skills, {args.rules} skill rules, 21 source rules\n")
     print("| step | items | time | rate |\n|---|---|---|---|")
-    timed("decide", len(items), lambda: [decide(s, s_before) for s in items])
+    decide_ms = timed("decide", len(items), lambda: [decide(s, s_before) for s in items])
     timed(
         "impact comparison (2 decisions each)",
         len(items),
         lambda: [(decide(s, s_before), decide(s, s_after)) for s in items],
     )
     timed("decide + risk summary", len(items), lambda: [evaluate(s, s_before) for s in items])
-    timed(
+    compile_ms = timed(
         "compile managed-settings.json",
         1,
         lambda: compile_managed_settings(before, otlp_endpoint="https://p/otlp"),
+    )
+    # The last line is the machine-readable result (bench/run_all.py prints it).
+    print(
+        json.dumps(
+            {
+                "skills": args.skills,
+                "rules": args.rules,
+                "decide_per_s": round(args.skills / (decide_ms / 1000)),
+                "compile_ms": round(compile_ms, 2),
+            }
+        )
     )
 
 
