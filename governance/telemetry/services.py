@@ -685,4 +685,5 @@ def events_retention_apply(*, now: datetime | None = None, days: int | None = No
 def partitions_prepare(*, now: datetime | None = None, days_ahead: int = 2) -> list[date]:
     now = now or timezone.now()
     today = now.astimezone(UTC).date()
-    return partitions_ensure(today + timedelta(days=offset) for offset in range(days_ahead + 1))
+    with transaction.atomic():  # the advisory lock that serialises creators lasts until commit
+        return partitions_ensure(today + timedelta(days=offset) for offset in range(days_ahead + 1))
