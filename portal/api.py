@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError
+from ninja.parser import Parser
 
+from governance.engine import jsonsafe
 from governance.policy.api import router as policy_router
 from governance.reviews.api import router as reviews_router
 from governance.skills.api import router as skills_router
@@ -14,10 +18,19 @@ from governance.telemetry.api import router as telemetry_router
 from portal.accounts.services import user_role
 from portal.auth import ScopedToken, SessionAuth
 
+
+class StrictJsonParser(Parser):
+    """Request bodies through ``jsonsafe``: too deep, lone surrogates and non-UTF-8 are a 400."""
+
+    def parse_body(self, request: HttpRequest) -> dict[str, Any]:
+        return jsonsafe.loads(request.body)
+
+
 api = NinjaAPI(
     title="Skill governance portal API",
     version="1",
     urls_namespace="api",
+    parser=StrictJsonParser(),
     description=(
         "Send `Authorization: Bearer <token>` with a token created on the Tokens page or by "
         "`python manage.py create_token`. Each endpoint names the scope it needs."

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from governance.engine import jsonsafe
 from governance.engine.identity import IdentityError, github_identity, parse_location
 from governance.engine.types import Finding, Severity
 
@@ -92,13 +93,13 @@ def _read_json(path: Path, label: str) -> Any:
     except OSError as exc:
         raise MarketplaceError(f"{label} cannot be read: {exc.strerror}") from None
     try:
-        return json.loads(text)
+        return jsonsafe.loads(text)
     except json.JSONDecodeError as exc:
         raise MarketplaceError(
             f"{label}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
-    except (ValueError, RecursionError) as exc:
-        raise MarketplaceError(f"{label}: invalid JSON ({type(exc).__name__})") from None
+    except ValueError as exc:
+        raise MarketplaceError(f"{label}: invalid JSON: {exc}") from None
 
 
 def _err(code: str, message: str, file: str) -> Finding:

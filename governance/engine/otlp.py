@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from governance.engine import jsonsafe
 from governance.engine.telemetry import (
     TRIGGERS,
     EventIn,
@@ -99,11 +100,9 @@ def load_payload(body: bytes, *, content_type: str, signal: str) -> dict[str, An
     kind = content_type.split(";", 1)[0].strip().lower()
     if kind == "application/json":
         try:
-            payload = json.loads(body or b"{}")
-        except (ValueError, UnicodeDecodeError) as exc:
+            payload = jsonsafe.loads(body or b"{}")
+        except ValueError as exc:
             raise OtlpMalformed(f"body is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise OtlpMalformed("body is not valid JSON: nested too deeply") from None
         if not isinstance(payload, dict):
             raise OtlpMalformed("body must be a JSON object")
         return payload

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from governance.engine import jsonsafe
 from governance.engine.permissions import LOCK_SURFACES, Effect
 from governance.engine.policydoc import SKILL_OVERRIDE_VALUES, TELEMETRY_PROTOCOLS
 from governance.engine.sources import SourceRuleKind
@@ -134,15 +135,13 @@ class RawForm(forms.Form):
     def clean_document(self) -> Any:
         text = self.cleaned_data["document"]
         try:
-            return json.loads(text)
+            return jsonsafe.loads(text)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
             ) from exc
-        except ValueError as exc:  # e.g. an integer longer than Python converts
+        except ValueError as exc:  # too deep, a lone surrogate, an integer longer than Python converts
             raise forms.ValidationError(f"invalid JSON: {exc}") from exc
-        except RecursionError:
-            raise forms.ValidationError("invalid JSON: nested too deeply") from None
 
 
 class PublishForm(forms.Form):

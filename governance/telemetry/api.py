@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from django.conf import settings
 from django.db import OperationalError
 from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
+from governance.engine import jsonsafe
 from governance.engine.otlp import OtlpMalformed, decompress
 from governance.engine.telemetry import Invalid
 from governance.telemetry.services import OverCapacity, events_ingest, ingest_slot
@@ -46,13 +45,11 @@ def post_events(request: HttpRequest) -> JsonResponse:
         return _error(413, f"batch larger than {limit} bytes: split it")
     try:
         body = decompress(body, request.headers.get("Content-Encoding", ""))
-        payload = json.loads(body)
+        payload = jsonsafe.loads(body)
     except OtlpMalformed as exc:
         return _error(400, str(exc))
     except (ValueError, UnicodeDecodeError) as exc:
         return _error(400, f"body is not valid JSON: {exc}")
-    except RecursionError:
-        return _error(400, "body is not valid JSON: nested too deeply")
     try:
         with ingest_slot():
             result = events_ingest(payload=payload)

@@ -149,3 +149,76 @@ def test_an_oversized_upload_is_refused_before_its_body_is_read(
     assert response.status_code == 413
     assert expected in response.content
     assert not (Source.objects.exists() or IngestRun.objects.exists())
+
+
+LONE = "\\ud800"  # a JSON escape of half a surrogate pair: valid JSON, no valid UTF-8 string
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "scopes"),
+    [
+        (
+            "/api/v1/telemetry/events",
+            '{"events": [{"type": "skill_invoked", "skill": {"name": "x' + LONE + '"}}]}',
+            ["telemetry:write"],
+        ),
+        (
+            "/otlp/v1/logs",
+            '{"resourceLogs": [{"resource": {"attributes": [{"key": "user.email", "value": {"stringValue": "'
+            + LONE
+            + '"}}]}}]}',
+            ["telemetry:write"],
+        ),
+        (
+            "/api/v1/skills/sources",
+            '{"kind": "project", "location": "https://github.com/a/b' + LONE + '"}',
+            ["skills:write"],
+        ),
+        (
+            "/api/v1/skills/mcp",
+            '{"server": "docs' + LONE + '", "skills": [{"name": "ok", "skill_md": "x"}]}',
+            ["skills:write"],
+        ),
+        (
+            "/api/v1/reviews/suggestions",
+            '{"skill": {"name": "x' + LONE + '"}, "base_sha256": "", "updates": []}',
+            ["reviews:write"],
+        ),
+    ],
+    ids=["telemetry", "otlp", "sources", "mcp", "reviews"],
+)
+def test_a_lone_surrogate_in_json_is_a_400_not_a_500(
+    path: str, body: str, scopes: list[str], admin_user: User, make_token: Callable[..., str]
+) -> None:
+    from governance.audit.models import AuditEntry
+    from governance.reviews.models import Proposal
+    from governance.skills.models import IngestRun, Source
+
+    token = make_token(admin_user, *scopes)
+    client = Client(raise_request_exception=False)
+    response = client.post(
+        path,
+        data=body.encode(),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert not (
+        Event.objects.exists()
+        or Source.objects.exists()
+        or IngestRun.objects.exists()
+        or Proposal.objects.exists()
+        or AuditEntry.objects.exists()
+    )
+
+
+def test_a_lone_surrogate_in_the_policy_editor_is_a_field_error(admin_client: Client) -> None:
+    document = (
+        '{"source_rules": [{"effect": "deny", "kind": "repository", "pattern": "a/b", "note": "'
+        + LONE
+        + '"}]}'
+    )
+    response = admin_client.post("/policy/edit/", {"action": "raw", "raw-document": document})
+    assert response.status_code == 400
+    assert "lone UTF-16 surrogate" in response.context["forms"]["raw"].errors["document"][0]
+    assert not PolicyVersion.objects.exists()
