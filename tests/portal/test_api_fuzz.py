@@ -23,7 +23,7 @@ from portal.accounts.models import Scope
 from portal.accounts.services import token_create
 from portal.wsgi import application
 
-MAX_EXAMPLES = 15
+MAX_EXAMPLES = 10
 
 
 @pytest.fixture(autouse=True)
