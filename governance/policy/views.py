@@ -302,7 +302,7 @@ def policy_version(request: HttpRequest, number: int) -> HttpResponse:
     against_number = request.GET.get("against")
     against: PolicyVersion | None
     if against_number:
-        if not against_number.isdigit():
+        if not (against_number.isascii() and against_number.isdigit() and len(against_number) <= 9):
             return HttpResponse("against must be a version number", status=400)
         against = get_object_or_404(PolicyVersion, number=int(against_number))
     else:

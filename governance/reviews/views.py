@@ -237,4 +237,5 @@ def bulk_approve(request: HttpRequest) -> HttpResponse:
 
 
 def _ints(values: list[str]) -> list[int]:
-    return [int(v) for v in values if v.isdigit()]
+    # ASCII digits that fit a database integer ("²".isdigit() is true; 30 digits overflow).
+    return [int(v) for v in values if v.isascii() and v.isdigit() and len(v) <= 18]

@@ -58,6 +58,11 @@ FIX_HINTS = {
 }
 
 
+def _small_int(raw: str) -> bool:
+    """ASCII digits that fit a database integer (``"²".isdigit()`` is true; 5,000 digits overflow)."""
+    return raw.isascii() and raw.isdigit() and len(raw) <= 18
+
+
 def catalog_page(view: View) -> View:
     """Developers and above; every response carries the content security policy."""
 
@@ -252,13 +257,13 @@ def _listing_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
     profile = listing_profile(data["profile"], fraction=data.get("fraction"))
 
     def ids(key: str) -> set[int]:
-        return {int(v) for v in request.GET.getlist(key) if v.isdigit()}
+        return {int(v) for v in request.GET.getlist(key) if _small_int(v)}
 
     remove, hide = ids("remove"), ids("hide")
     descriptions: dict[int, str] = {}
     for key in request.GET:
         value = request.GET.get(key, "")
-        if key.startswith("desc_") and key[5:].isdigit() and value.strip():
+        if key.startswith("desc_") and _small_int(key[5:]) and value.strip():
             descriptions[int(key[5:])] = value.strip()[:1024]
 
     baseline_cat = sel.project_catalog(project, agent)
@@ -451,14 +456,14 @@ def _curate(request: HttpRequest, collection: Collection) -> HttpResponse:
         return HttpResponseForbidden("Only team leads and admins change collections.")
     actor = request.user if isinstance(request.user, User) else None
     try:
-        if request.POST.get("remove", "").isdigit():
+        if _small_int(request.POST.get("remove", "")):
             coll.collection_remove_skill(
                 collection=collection, skill_id=int(request.POST["remove"]), actor=actor
             )
             messages.success(request, "Skill removed from the collection.")
         else:
             raw = request.POST.getlist("skill")
-            if not raw or not all(v.strip().isdigit() for v in raw):
+            if not raw or not all(_small_int(v.strip()) for v in raw):
                 return HttpResponse(
                     "skill: give one or more skill ids.", status=400, content_type="text/plain"
                 )

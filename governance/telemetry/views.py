@@ -22,9 +22,14 @@ WINDOWS = (7, 30, 90)
 TABLE_LIMIT = 50  # skills listed by frecency (a fleet can report thousands of private names)
 
 
+def _small_int(raw: str) -> bool:
+    """ASCII digits that fit a database integer (``"²".isdigit()`` is true; 5,000 digits overflow)."""
+    return raw.isascii() and raw.isdigit() and len(raw) <= 18
+
+
 def _window(request: HttpRequest) -> tuple[int, selectors.Window]:
     raw = request.GET.get("days", "30")
-    days = int(raw) if raw.isdigit() and int(raw) in WINDOWS else 30
+    days = int(raw) if _small_int(raw) and int(raw) in WINDOWS else 30
     return days, selectors.Window.last(days)
 
 
@@ -32,8 +37,8 @@ def _filters(request: HttpRequest) -> selectors.Filters:
     team = request.GET.get("team", "")
     project = request.GET.get("project", "")
     return selectors.Filters(
-        team_id=int(team) if team.isdigit() else None,
-        project_id=int(project) if project.isdigit() else None,
+        team_id=int(team) if _small_int(team) else None,
+        project_id=int(project) if _small_int(project) else None,
         agent_version=request.GET.get("agent_version", "")[:64],
     )
 

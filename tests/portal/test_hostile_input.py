@@ -222,3 +222,38 @@ def test_a_lone_surrogate_in_the_policy_editor_is_a_field_error(admin_client: Cl
     assert response.status_code == 400
     assert "lone UTF-16 surrogate" in response.context["forms"]["raw"].errors["document"][0]
     assert not PolicyVersion.objects.exists()
+
+
+BIG = "9" * 30  # overflows every database integer
+HUGE = "9" * 5000  # more digits than Python converts
+SUPERSCRIPT = "²"  # "²".isdigit() is true, int("²") fails
+
+
+@pytest.mark.parametrize("number", [BIG, HUGE, SUPERSCRIPT], ids=["big", "huge", "superscript"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/health/?days={n}",
+        "/health/?team={n}&project={n}",
+        "/health/agents/?team={n}",
+        "/catalog/listing/?remove={n}&hide={n}",
+        "/catalog/listing/?desc_{n}=short",
+        "/catalog/?team={n}&project={n}&page={n}",
+        "/reviews/?team={n}&page={n}",
+        "/audit/?actor={n}",
+        "/policy/history/?against={n}",
+    ],
+)
+def test_numbers_in_query_strings_never_make_a_500(url: str, number: str, admin_client: Client) -> None:
+    admin_client.raise_request_exception = False
+    response = admin_client.get(url.format(n=number))
+    assert response.status_code < 500, url
+
+
+@pytest.mark.parametrize("number", [BIG, HUGE, SUPERSCRIPT], ids=["big", "huge", "superscript"])
+def test_numbers_in_posted_ids_never_make_a_500(number: str, admin_client: Client) -> None:
+    admin_client.raise_request_exception = False
+    response = admin_client.post("/reviews/bulk-approve/", {"ids": [number]})
+    assert response.status_code < 500
+    response = admin_client.post("/catalog/collections/add/", {"collection": "none", "skill": [number]})
+    assert response.status_code == 400
