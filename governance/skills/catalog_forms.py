@@ -51,7 +51,7 @@ class CatalogFilterForm(AgentProjectForm):
         queryset=Team.objects.order_by("name"), required=False, to_field_name="slug", empty_label="Any team"
     )
     sort = forms.ChoiceField(choices=SORT_CHOICES, required=False)
-    page = forms.IntegerField(min_value=1, required=False)
+    page = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 
 class ListingForm(AgentProjectForm):
@@ -99,8 +99,8 @@ class ConditionalForm(AgentProjectForm):
 
 
 class DiffForm(forms.Form):
-    a = forms.IntegerField(min_value=1, required=False)
-    b = forms.IntegerField(min_value=1, required=False)
+    a = forms.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    b = forms.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
 
 
 class CollectionForm(forms.Form):

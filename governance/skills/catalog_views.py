@@ -164,10 +164,10 @@ def skill_detail(request: HttpRequest, skill_id: int) -> HttpResponse:
     agent = request.GET.get("agent") or DEFAULT_AGENT
     if agent not in AGENTS:
         return HttpResponse(f"Unknown agent {agent!r}.", status=400, content_type="text/plain")
-    try:
-        number = int(request.GET["v"]) if request.GET.get("v") else None
-    except ValueError:
+    raw_version = request.GET.get("v", "")
+    if raw_version and not _small_int(raw_version):
         return HttpResponse("v must be a version number.", status=400, content_type="text/plain")
+    number = int(raw_version) if raw_version else None
     version = _version(skill, number)
     files = version_file_contents(version)
     selected = request.GET.get("file") or ""

@@ -51,6 +51,9 @@ def test_skill_detail_renders_safely_and_diffs_versions(developer_client: Client
     assert "tracker.example/p.png" in v1 and "<img" not in v1
     assert developer_client.get(url, {"file": "../../etc/passwd"}).status_code == 404
     assert developer_client.get(url, {"v": "x"}).status_code == 400
+    assert developer_client.get(url, {"v": "9" * 40}).status_code == 400
+    assert developer_client.get(url, {"v": "²"}).status_code == 400
+    assert developer_client.get(url, {"a": "1", "b": "9" * 40}).status_code == 400
     assert developer_client.get("/catalog/skills/999999/").status_code == 404
 
 
