@@ -878,6 +878,10 @@ def archive_ingest(
     except ArchiveRefused as exc:
         raise IngestRefused(exc.code, exc.message) from None
     try:
+        # The archive is its own tree: a .gitignore above the scratch space (a portal run from a
+        # git clone ignores var/) must not hide its skills, so the unpacked folder is a git root.
+        if not (dest / ".git").exists():
+            (dest / ".git").mkdir()
         result = scan_source(dest, kind=SourceKind(kind), identity=location, label=filename, walk_up=False)
     finally:
         shutil.rmtree(dest, ignore_errors=True)
