@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -241,6 +242,12 @@ def source_register(
         parsed = parse_location(location)
     except IdentityError as exc:
         raise IngestRefused("source-location", str(exc)) from None
+    if "://" in location and urlsplit(location.strip()).password:
+        # It would be stored, shown on pages leads can read and kept in the audit ledger.
+        raise IngestRefused(
+            "source-credentials",
+            "the URL carries a password or token: give the worker git credentials instead",
+        )
     if len(parsed.identity) > SOURCE_MAX_LOCATION:
         raise IngestRefused(
             "source-location", f"the location is longer than {SOURCE_MAX_LOCATION} characters"

@@ -257,3 +257,23 @@ def test_numbers_in_posted_ids_never_make_a_500(number: str, admin_client: Clien
     assert response.status_code < 500
     response = admin_client.post("/catalog/collections/add/", {"collection": "none", "skill": [number]})
     assert response.status_code == 400
+
+
+def test_a_source_url_carrying_a_token_is_refused_and_not_stored(skills_token: str) -> None:
+    """Its location would be shown on the ingest run page (leads) and kept in the audit ledger."""
+    from governance.audit.models import AuditEntry
+    from governance.skills.models import IngestRun, Source
+
+    secret = "ghp_" + "x" * 36
+    response = Client().post(
+        "/api/v1/skills/sources",
+        data=json.dumps(
+            {"kind": "project", "location": f"https://x-access-token:{secret}@github.com/acme/skills"}
+        ),
+        content_type="application/json",
+        headers={"Authorization": f"Bearer {skills_token}"},
+    )
+    assert response.status_code == 400
+    assert response.json()["code"] == "source-credentials"
+    assert secret not in response.content.decode()
+    assert not (Source.objects.exists() or IngestRun.objects.exists() or AuditEntry.objects.exists())
