@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -239,28 +240,142 @@ class SkillRule:
         return f"{self.effect.value} " + " ".join(parts)
 
     def matches(self, subject: SkillSubject) -> bool:
-        if self.name and not (
-            fnmatch.fnmatchcase(subject.name, self.name)
-            or fnmatch.fnmatchcase(subject.qualified_name, self.name)
-        ):
-            return False
-        if self.source_kind and self.source_kind != subject.source.value:
-            return False
-        if self.source and not identity_matches(self.source, subject.source_identity):
-            return False
-        if self.marketplace and not (
-            self.marketplace == subject.marketplace or identity_matches(self.marketplace, subject.marketplace)
-        ):
-            return False
-        if self.plugin and not fnmatch.fnmatchcase(subject.plugin, self.plugin):
-            return False
-        if self.team and self.team != subject.team:
-            return False
-        return not (self.project and self.project != subject.project)
+        # Only the criteria the rule uses are checked (an empty one always passes).
+        return (
+            (not self.name or self.passes("name", subject))
+            and (not self.source_kind or self.passes("source_kind", subject))
+            and (not self.source or self.passes("source", subject))
+            and (not self.marketplace or self.passes("marketplace", subject))
+            and (not self.plugin or self.passes("plugin", subject))
+            and (not self.team or self.passes("team", subject))
+            and (not self.project or self.passes("project", subject))
+        )
+
+    def passes(self, criterion: str, subject: SkillSubject) -> bool:
+        """Does ``subject`` satisfy this rule's ``criterion`` (an empty criterion always does)?
+        It reads only the subject's fields named in ``CRITERION_READS``."""
+        if criterion == "name":
+            return not self.name or (
+                fnmatch.fnmatchcase(subject.name, self.name)
+                or fnmatch.fnmatchcase(subject.qualified_name, self.name)
+            )
+        if criterion == "source_kind":
+            return not self.source_kind or self.source_kind == subject.source.value
+        if criterion == "source":
+            return not self.source or identity_matches(self.source, subject.source_identity)
+        if criterion == "marketplace":
+            return not self.marketplace or (
+                self.marketplace == subject.marketplace
+                or identity_matches(self.marketplace, subject.marketplace)
+            )
+        if criterion == "plugin":
+            return not self.plugin or fnmatch.fnmatchcase(subject.plugin, self.plugin)
+        if criterion == "team":
+            return not self.team or self.team == subject.team
+        if criterion == "project":
+            return not self.project or self.project == subject.project
+        raise ValueError(f"unknown criterion {criterion!r}")
 
     @property
     def only_by_name(self) -> bool:
         return bool(self.name) and not any(getattr(self, c) for c in self.CRITERIA if c != "name")
+
+
+# The subject fields each criterion reads (``SkillRule.passes``): a criterion's outcome is the same
+# for every subject with the same values there, which is what ``RuleMatcher`` memoises.
+CRITERION_READS: dict[str, tuple[str, ...]] = {
+    "name": ("name", "plugin"),  # the name and the plugin:name form
+    "source_kind": ("source",),
+    "source": ("source_identity",),
+    "marketplace": ("marketplace",),
+    "plugin": ("plugin",),
+    "team": ("team",),
+    "project": ("project",),
+}
+
+
+class RuleMatcher:
+    """The rules of one policy, matched against many subjects.
+
+    Rule matching is most of a decision's cost (globs and canonical identities, rules × skills).
+    A criterion's outcome depends only on the subject fields it reads, so the matcher keeps, per
+    criterion and per distinct value of those fields, the set of rules (a bit mask) that pass:
+    a catalog of 20,000 skills has a few thousand names, a few hundred sources, tens of teams and
+    projects, and each of those is matched once against the rules instead of once per skill. The
+    memo lives as long as the matcher (one catalog-wide pass), never in the process.
+    """
+
+    def __init__(self, rules: Sequence[SkillRule]) -> None:
+        self.rules = tuple(rules)
+        self.labels = tuple(rule.label for rule in self.rules)
+        everything = (1 << len(self.rules)) - 1
+        self._everything = everything
+        self._criteria: list[_Criterion] = []
+        for criterion in SkillRule.CRITERIA:
+            groups: dict[str, int] = {}  # the criterion's value in a rule -> the rules with it
+            for i, rule in enumerate(self.rules):
+                if value := getattr(rule, criterion):
+                    groups[value] = groups.get(value, 0) | 1 << i
+            if not groups:
+                continue
+            exact: dict[str, int] = {}
+            any_glob: Callable[[str], object] | None = None
+            if criterion == "name":
+                # A name without glob characters matches by equality only; the globs are first
+                # tried all at once (one alternation of fnmatch's own translations), and one by
+                # one only when some matches: most names match none.
+                exact = {v: m for v, m in groups.items() if not any(ch in v for ch in "*?[")}
+                globs = [v for v in groups if v not in exact]
+                if globs:
+                    any_glob = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs)).match
+            checks = [(self.rules[(m & -m).bit_length() - 1], m) for v, m in groups.items() if v not in exact]
+            self._criteria.append(
+                _Criterion(
+                    criterion,
+                    operator.attrgetter(*CRITERION_READS[criterion]),
+                    everything & ~sum(groups.values()),
+                    exact,
+                    any_glob,
+                    checks,
+                )
+            )
+
+    def matching(self, subject: SkillSubject) -> list[tuple[SkillRule, str]]:
+        """The rules ``subject`` matches, in policy order, each with its label."""
+        mask = self._everything
+        for c in self._criteria:
+            value = c.key(subject)
+            bits = c.memo.get(value)
+            if bits is None:
+                bits = c.free
+                if c.exact:
+                    bits |= c.exact.get(subject.name, 0) | c.exact.get(subject.qualified_name, 0)
+                if c.any_glob is None or c.any_glob(subject.name) or c.any_glob(subject.qualified_name):
+                    for rule, rules_mask in c.checks:  # one check per distinct value among the rules
+                        if rule.passes(c.name, subject):
+                            bits |= rules_mask
+                c.memo[value] = bits
+            mask &= bits
+            if not mask:
+                return []
+        return [(self.rules[i], self.labels[i]) for i in range(len(self.rules)) if mask >> i & 1]
+
+
+@dataclass(slots=True)
+class _Criterion:
+    """One criterion as a ``RuleMatcher`` checks it: ``key`` reads the subject fields it depends
+    on; ``free`` is the mask of rules without it (they always pass); ``exact`` maps plain names to
+    the rules naming them; ``any_glob`` says whether any name glob matches at all; ``checks``
+    holds one rule per other distinct value with the mask of the rules sharing it; ``memo`` maps
+    each subject key seen to the mask of rules that pass."""
+
+    name: str
+    key: Callable[[SkillSubject], Any]
+    free: int
+    exact: dict[str, int]
+    any_glob: Callable[[str], object] | None
+    checks: list[tuple[SkillRule, int]]
+    memo: dict[Any, int] = field(default_factory=dict)
 
 
 def identity_matches(pattern: str, identity: str) -> bool:
@@ -367,8 +482,13 @@ def hooks_trusted(subject: SkillSubject, settings: PermissionSettings) -> bool:
     return False
 
 
-def decide(subject: SkillSubject, settings: PermissionSettings) -> Decision:
-    """The permission decision for one skill, with every reason that led to it."""
+def decide(
+    subject: SkillSubject, settings: PermissionSettings, *, matcher: RuleMatcher | None = None
+) -> Decision:
+    """The permission decision for one skill, with every reason that led to it.
+
+    ``matcher`` (a ``RuleMatcher`` of ``settings.rules``) makes deciding many skills cheap; see
+    ``decide_many``. Without it the rules are matched one by one: the same outcome."""
     safe, sensitive, unreviewed = classify_keys(
         subject.frontmatter,
         model_is_sensitive=settings.model_is_sensitive,
@@ -402,16 +522,24 @@ def decide(subject: SkillSubject, settings: PermissionSettings) -> Decision:
         )
         return done(Effect.DENY)
 
-    matched = [r for r in settings.rules if r.matches(subject)]
-    for effect, code in ((Effect.DENY, "deny-rule"), (Effect.ASK, "ask-rule"), (Effect.ALLOW, "allow-rule")):
-        matching = [r for r in matched if r.effect is effect]
-        if matching:
-            for rule in matching:
-                message = f"{effect.value} rule matches ({rule.label})"
-                if rule.note:
-                    message += f": {rule.note}"
-                reasons.append(Reason(code, message, rule=rule.label, keys=tuple(sensitive + unreviewed)))
-            return done(effect)
+    if matcher is not None:
+        matched = matcher.matching(subject)
+    else:
+        matched = [(r, r.label) for r in settings.rules if r.matches(subject)]
+    if matched:  # most skills match no rule
+        for effect, code in (
+            (Effect.DENY, "deny-rule"),
+            (Effect.ASK, "ask-rule"),
+            (Effect.ALLOW, "allow-rule"),
+        ):
+            matching = [(r, label) for r, label in matched if r.effect is effect]
+            if matching:
+                for rule, label in matching:
+                    message = f"{effect.value} rule matches ({label})"
+                    if rule.note:
+                        message += f": {rule.note}"
+                    reasons.append(Reason(code, message, rule=label, keys=tuple(sensitive + unreviewed)))
+                return done(effect)
 
     non_safe = sensitive + unreviewed
     if subject.source is SourceKind.MCP and non_safe:
@@ -546,15 +674,19 @@ def risk_summary(subject: SkillSubject, decision: Decision) -> RiskSummary:
     )
 
 
-def evaluate(subject: SkillSubject, settings: PermissionSettings) -> tuple[Decision, RiskSummary]:
-    decision = decide(subject, settings)
+def evaluate(
+    subject: SkillSubject, settings: PermissionSettings, *, matcher: RuleMatcher | None = None
+) -> tuple[Decision, RiskSummary]:
+    decision = decide(subject, settings, matcher=matcher)
     return decision, risk_summary(subject, decision)
 
 
 def decide_many(
     subjects: Iterable[SkillSubject], settings: PermissionSettings
 ) -> list[tuple[SkillSubject, Decision]]:
-    return [(s, decide(s, settings)) for s in subjects]
+    """Decide every subject under one policy, matching each distinct criterion value once."""
+    matcher = RuleMatcher(settings.rules)
+    return [(s, decide(s, settings, matcher=matcher)) for s in subjects]
 
 
 __all__: Sequence[str] = (
@@ -565,11 +697,13 @@ __all__: Sequence[str] = (
     "PermissionSettings",
     "Reason",
     "RiskSummary",
+    "RuleMatcher",
     "SkillRule",
     "SkillSubject",
     "ToolRule",
     "classify_keys",
     "decide",
+    "decide_many",
     "evaluate",
     "parse_allowed_tools",
     "risk_summary",

@@ -20,8 +20,10 @@ from governance.engine.permissions import (
     Effect,
     PermissionSettings,
     RiskSummary,
+    RuleMatcher,
     SkillSubject,
     decide,
+    decide_many,
     evaluate,
 )
 from governance.engine.policydoc import PolicyDocument, parse_document
@@ -168,9 +170,10 @@ def skill_permissions(
 ) -> dict[int, SkillPermission]:
     """Decision and risk of each skill under the published policy (or ``document``)."""
     settings = (document or published_document()).permission_settings()
+    matcher = RuleMatcher(settings.rules)
     out: dict[int, SkillPermission] = {}
     for item in catalog_subjects(skill_ids=skill_ids, with_files=True):
-        decision, risk = evaluate(item.subject, settings)
+        decision, risk = evaluate(item.subject, settings, matcher=matcher)
         out[item.skill_id] = SkillPermission(decision, risk)
     return out
 
@@ -199,8 +202,8 @@ def catalog_decision_counts(version: PolicyVersion | None) -> dict[str, int]:
         return cached
     settings = policy_document(version).permission_settings()
     counts = {e.value: 0 for e in (Effect.ALLOW, Effect.ASK, Effect.DENY)}
-    for item in catalog_subjects():
-        counts[decide(item.subject, settings).decision.value] += 1
+    for _, decision in decide_many((item.subject for item in catalog_subjects()), settings):
+        counts[decision.decision.value] += 1
     cache.set(key, counts, timeout=3600)
     return counts
 
@@ -296,16 +299,20 @@ def _hooks_changed(a: Decision, b: Decision) -> bool:
 
 
 def policy_impact(*, before: PolicyDocument, after: PolicyDocument) -> Impact:
-    """What publishing ``after`` in place of ``before`` changes in the stored catalog."""
+    """What publishing ``after`` in place of ``before`` changes in the stored catalog.
+
+    One ``RuleMatcher`` per policy: each distinct name, source identity, team and project is
+    matched against the rules once, not once per skill (bench/policy_decisions.py)."""
     settings_before: PermissionSettings = before.permission_settings()
     settings_after: PermissionSettings = after.permission_settings()
+    match_before, match_after = RuleMatcher(settings_before.rules), RuleMatcher(settings_after.rules)
     items = catalog_subjects()
     impact = Impact(skills_checked=len(items))
     projects: set[str] = set()
     counts: dict[str, int] = {}
     for item in items:
-        a = decide(item.subject, settings_before)
-        b = decide(item.subject, settings_after)
+        a = decide(item.subject, settings_before, matcher=match_before)
+        b = decide(item.subject, settings_after, matcher=match_after)
         if a.decision is not b.decision or _hooks_changed(a, b):
             impact.decision_changes.append(DecisionChange(item, a, b))
             key = f"{a.decision.value}→{b.decision.value}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -11,10 +12,12 @@ from governance.engine.permissions import (
     Effect,
     PermissionSettings,
     RiskLevel,
+    RuleMatcher,
     SkillRule,
     SkillSubject,
     classify_keys,
     decide,
+    decide_many,
     evaluate,
     parse_allowed_tools,
     tool_findings,
@@ -274,3 +277,50 @@ def test_risk_summary_lists_privileges_scripts_hooks_remote() -> None:
     assert risk.level is RiskLevel.MEDIUM
     assert decision.as_dict()["decision"] == "ask"
     assert evaluate(subject(), settings())[1].level is RiskLevel.LOW
+
+
+def test_rule_matcher_decides_exactly_like_rule_by_rule_matching() -> None:
+    """``decide_many`` (the impact preview's path) memoises criterion outcomes per distinct value:
+    every combination of criteria, source spellings, plugins and projects gets the same decision,
+    reasons and labels as matching each rule in turn."""
+    rules = (
+        SkillRule(Effect.DENY, name="deploy", note="no deploys"),
+        SkillRule(Effect.ASK, name="tools:*"),
+        SkillRule(Effect.ALLOW, name="lint*", team="web"),
+        SkillRule(Effect.DENY, source="git@github.com:acme/bad.git"),
+        SkillRule(Effect.ASK, source="https://github.com/acme/*", source_kind="project"),
+        SkillRule(Effect.ALLOW, plugin="tools", marketplace="github.com/acme/market"),
+        SkillRule(Effect.ASK, project="api", name="*-review"),
+        SkillRule(Effect.ALLOW, source_kind="managed"),
+    )
+    settings = PermissionSettings(rules=rules, trusted_hook_plugins=("tools@*",))
+    frontmatters: list[dict[str, Any]] = [{}, {"model": "opus"}, {"hooks": {"Stop": []}}, {"x-new": 1}]
+    subjects = [
+        subject(
+            fm,
+            name=name,
+            source=kind,
+            source_identity=identity,
+            plugin=plugin,
+            marketplace=market,
+            team=team,
+            project=project,
+        )
+        for name, kind, identity, (plugin, market), team, project, fm in itertools.product(
+            ["deploy", "lint-go", "code-review"],
+            [SourceKind.PROJECT, SourceKind.PLUGIN, SourceKind.MANAGED, SourceKind.MCP],
+            ["https://github.com/acme/bad", "github.com/acme/good.git", ""],
+            [("", ""), ("tools", "https://github.com/acme/market"), ("other", "")],
+            ["web", ""],
+            ["api", "www"],
+            frontmatters,
+        )
+    ]
+    one_by_one = [decide(s, settings).as_dict() for s in subjects]
+    many = [d.as_dict() for _, d in decide_many(subjects, settings)]
+    assert many == one_by_one
+    assert {d["decision"] for d in many} == {"allow", "ask", "deny"}
+    matcher = RuleMatcher(rules)
+    assert [label for _, label in matcher.matching(subjects[0])] == [
+        r.label for r in rules if r.matches(subjects[0])
+    ]
