@@ -125,6 +125,7 @@ def upload(request: HttpRequest) -> HttpResponse:
             limit = int(settings.SKILL_UPLOAD_MAX_BYTES)
             if data["kind"] == "managed" and user_role(request.user) is not Role.ADMIN:
                 form.add_error("kind", "Only admins may upload managed skills.")
+                status = 403
             elif handle.size > limit:
                 form.add_error("file", f"The archive is {handle.size} bytes; the limit is {limit}.")
                 status = 413

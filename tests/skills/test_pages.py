@@ -94,7 +94,7 @@ def test_lead_cannot_upload_managed_skills(lead_client: Client) -> None:
     archive = SimpleUploadedFile("m.zip", make_zip({"deploy/SKILL.md": SKILL_MD}))
     response = lead_client.post(reverse("skills-upload"), {"file": archive, "kind": "managed"})
     assert (
-        response.status_code == 400 and "Only admins may upload managed skills" in response.content.decode()
+        response.status_code == 403 and "Only admins may upload managed skills" in response.content.decode()
     )
     assert not Skill.objects.exists()
 
