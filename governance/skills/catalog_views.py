@@ -119,7 +119,7 @@ def catalog(request: HttpRequest) -> HttpResponse:
         "page": page,
         "entries": page.object_list,
         "permissions": skill_permissions([e.row.skill_id for e in page.object_list]),
-        "health": _health_statuses(),
+        "health": _health_statuses([e.row.skill_id for e in page.object_list]),
         "total": len(entries),
         "agent": agent_profile(agent),
         "project": data.get("project"),
@@ -133,11 +133,11 @@ def catalog(request: HttpRequest) -> HttpResponse:
     return _render(request, "catalog/catalog.html", context)
 
 
-def _health_statuses(days: int = 30) -> dict[int, str]:
-    """skill id → health status (healthy, degraded, stale) from telemetry rollups."""
+def _health_statuses(skill_ids: list[int], days: int = 30) -> dict[int, str]:
+    """skill id → health status (healthy, degraded, stale) from telemetry rollups, for these skills."""
     from governance.telemetry import selectors as telemetry
 
-    rows = telemetry.skill_health(window=telemetry.Window.last(days))
+    rows = telemetry.skill_health(window=telemetry.Window.last(days), skill_ids=skill_ids)
     return {row.skill_id: row.status for row in rows if row.skill_id is not None}
 
 

@@ -77,6 +77,10 @@ class SkillCounters(models.Model):
     inv_model = models.IntegerField(default=0)
     inv_nested = models.IntegerField(default=0)
     already_loaded = models.IntegerField(default=0)
+    uses = models.IntegerField(
+        default=0,
+        help_text="invocations counted for frecency: one per user and skill within 60 s (DOMAIN §8)",
+    )
     ghosts = models.IntegerField(
         default=0, help_text="re-invocations refused as already loaded after an eviction"
     )

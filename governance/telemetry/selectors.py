@@ -4,7 +4,8 @@ Definitions (shown on the pages):
 - invocations by trigger: user-slash, model, nested;
 - degraded share: sessions in which the skill's listing entry was cut (truncated, name only or
   dropped) over the sessions in which the skill appeared at all;
-- frecency (DOMAIN §8): invocations × max(0.5^(days since last use / 7), 0.1);
+- frecency (DOMAIN §8): uses × max(0.5^(days since last use / 7), 0.1), where uses are invocations
+  with those within 60 s of the user's last counted one dropped (computed by the rollup);
 - cost: the larger of api_request cost and the cost metric (Claude Code reports the same spend
   both ways; adding them would count it twice);
 - trend: invocations of the last 7 days against the 7 days before (None when both are zero).
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from django.db.models import Max, Q, QuerySet, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, FloatField, Func, Max, Q, QuerySet, Sum, Value
+from django.db.models import Window as Over
+from django.db.models.functions import Cast, Coalesce, Greatest, Least, Power, RowNumber
 from django.utils import timezone
 
 from governance.telemetry.models import FleetDaily, SkillDaily, SkillDay
@@ -40,6 +42,7 @@ SUMMED = (
     "inv_model",
     "inv_nested",
     "already_loaded",
+    "uses",
     "ghosts",
     "cut_truncated",
     "cut_name_only",
@@ -63,6 +66,24 @@ def frecency(usage_count: int, days_since_last_use: float | None) -> float:
     if usage_count <= 0 or days_since_last_use is None:
         return 0.0
     return usage_count * max(0.5 ** (days_since_last_use / 7), 0.1)
+
+
+class DaysSince(Func):
+    """Days (fractional) from the second datetime to the first, in SQL."""
+
+    arity = 2
+    output_field = FloatField()
+    template = "(EXTRACT(EPOCH FROM (%(expressions)s)) / 86400.0)"
+    arg_joiner = " - "
+
+    def as_sqlite(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return self.as_sql(
+            compiler,
+            connection,
+            template="(julianday(%(expressions)s))",
+            arg_joiner=") - julianday(",
+            **extra,
+        )
 
 
 def display_name(skill_key: str) -> str:
@@ -167,7 +188,7 @@ class SkillHealth:
 
     @property
     def frecency(self) -> float:
-        return frecency(self.invocations, self.days_since_last_use)
+        return frecency(int(self.totals["uses"]), self.days_since_last_use)
 
     @property
     def stale(self) -> bool:
@@ -212,6 +233,7 @@ def skill_health(
     group: str = "",
     skill_key: str | None = None,
     skill_id: int | None = None,
+    skill_ids: Iterable[int] | None = None,
     keys: Iterable[str] | None = None,
 ) -> list[SkillHealth]:
     """One row per skill (and per group value when ``group`` is team, project or agent_version)."""
@@ -223,6 +245,8 @@ def skill_health(
         base = base.filter(skill_key=skill_key)
     if skill_id is not None:
         base = base.filter(skill_id=skill_id)
+    if skill_ids is not None:
+        base = base.filter(skill_id__in=list(skill_ids))
     dims = ["skill_key"] + ([GROUPS[group]] if group in GROUPS else [])
     # One query over max(window, STALE_AFTER_DAYS) days: window sums, the trend's two weeks and the
     # last use (enough to tell "stale": not used in STALE_AFTER_DAYS days) come out together.
@@ -284,47 +308,48 @@ def skill_ranking(
     filters = filters or Filters()
     history_since = min(window.since, window.until - timedelta(days=STALE_AFTER_DAYS - 1))
     in_window = Q(day__gte=window.since)
+
+    def window_sum(name: str) -> Any:
+        return Cast(Coalesce(Sum(name, filter=in_window), 0), FloatField())
+
+    # Ranked by the database (ORDER BY over each score, keep the first rows): a fleet reports
+    # thousands of skills, and only the ~70 that make a list leave PostgreSQL.
+    days = Least(Coalesce(DaysSince(Value(timezone.now()), Max("last_used_at")), 365.0), 365.0)
+    sessions = window_sum("sessions")
     light = (
         filters.skills()
         .filter(day__gte=history_since, day__lte=window.until)
         .values("skill_key")
+        .annotate(seen=Max("day", filter=in_window))
+        .filter(seen__isnull=False)  # reported in the window
         .annotate(
-            inv=Coalesce(Sum("inv_user", filter=in_window), 0)
-            + Coalesce(Sum("inv_model", filter=in_window), 0)
-            + Coalesce(Sum("inv_nested", filter=in_window), 0),
-            last=Max("last_used_at"),
-            seen=Max("day", filter=in_window),
-            sessions=Sum("sessions", filter=in_window),
-            cut=Sum("degraded_sessions", filter=in_window),
-            tails=Sum("cut_tails", filter=in_window),
-            ghost=Sum("ghosts", filter=in_window),
-            cost=Sum("cost_usd", filter=in_window),
-            metric_cost=Sum("metric_cost_usd", filter=in_window),
+            frec=window_sum("uses") * Greatest(Power(0.5, days / 7.0), 0.1),
+            degradation=Least(1.0, window_sum("degraded_sessions") / Greatest(sessions, 1.0))
+            + (window_sum("cut_tails") + 2 * window_sum("ghosts")) / Greatest(sessions, 1.0),
+            cost=Greatest(window_sum("cost_usd"), window_sum("metric_cost_usd")),
         )
+        .annotate(
+            by_frec=Over(RowNumber(), order_by=[F("frec").desc(), F("skill_key").asc()]),
+            by_degradation=Over(RowNumber(), order_by=[F("degradation").desc(), F("skill_key").asc()]),
+            by_cost=Over(RowNumber(), order_by=[F("cost").desc(), F("skill_key").asc()]),
+            total=Over(Count("skill_key")),
+        )
+        .filter(Q(by_frec__lte=limit) | Q(by_degradation__lte=top) | Q(by_cost__lte=top))
         .order_by()
-        .values_list(
-            "skill_key", "inv", "last", "seen", "sessions", "cut", "tails", "ghost", "cost", "metric_cost"
-        )
+        .values_list("skill_key", "by_frec", "by_degradation", "by_cost", "degradation", "cost", "total")
     )
-    now = timezone.now()
-    scored = []
-    for key, inv, last, seen, sessions, cut, tails, ghost, cost, metric_cost in light:
-        if seen is None:
-            continue
-        days = (now - last).total_seconds() / 86400 if last else None
-        share = min(1.0, (cut or 0) / sessions) if sessions else 0.0
-        degradation = share + ((tails or 0) + 2 * (ghost or 0)) / max(1, sessions or 0)
-        scored.append((key, frecency(inv, days), degradation, max(cost or 0.0, metric_cost or 0.0)))
-    by_frecency = [k for k, *_ in sorted(scored, key=lambda r: r[1], reverse=True)[:limit]]
-    degraded = [k for k, _f, d, _c in sorted(scored, key=lambda r: r[2], reverse=True)[:top] if d > 0]
-    costly = [k for k, _f, _d, c in sorted(scored, key=lambda r: r[3], reverse=True)[:top] if c > 0]
+    ranked = list(light)
+    total = ranked[0][-1] if ranked else 0
+    by_frecency = [k for _n, k in sorted((r[1], r[0]) for r in ranked if r[1] <= limit)]
+    degraded = [k for _n, k in sorted((r[2], r[0]) for r in ranked if r[2] <= top and r[4] > 0)]
+    costly = [k for _n, k in sorted((r[3], r[0]) for r in ranked if r[3] <= top and r[5] > 0)]
     wanted = set(by_frecency) | set(degraded) | set(costly)
     full = {row.skill_key: row for row in skill_health(window=window, filters=filters, keys=wanted)}
     return Ranking(
         rows=[full[k] for k in by_frecency if k in full],
         degraded=[full[k] for k in degraded if k in full],
         costly=[full[k] for k in costly if k in full],
-        total=len(scored),
+        total=total,
     )
 
 

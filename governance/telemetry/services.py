@@ -512,10 +512,45 @@ def _ghosts(start: datetime, end: datetime) -> dict[tuple[Any, ...], int]:
     return {tuple(row[d] for d in SKILL_DIMS): row["n"] for row in rows}
 
 
+FRECENCY_DEBOUNCE = timedelta(seconds=60)
+
+
+def _frecency_uses(start: datetime, end: datetime) -> dict[tuple[Any, ...], int]:
+    """Invocations that count for frecency (DOMAIN §8): per user and skill, an invocation within 60 s
+    of the last counted one is dropped. The user is the actor pseudonym, else the session.
+
+    Invocations of the minute before the day seed the state (taken as counted) so a burst across
+    midnight is not counted twice.
+    """
+    rows = (
+        Event.objects.filter(
+            occurred_at__gte=start - FRECENCY_DEBOUNCE,
+            occurred_at__lt=end,
+            type=EventType.SKILL_INVOKED.value,
+        )
+        .exclude(skill_key="")
+        .order_by("skill_key", "actor", "session", "occurred_at")
+        .values_list(*SKILL_DIMS, "actor", "session", "occurred_at")
+    )
+    uses: dict[tuple[Any, ...], int] = {}
+    last: dict[tuple[str, str], datetime] = {}
+    for *dims, actor, session, occurred_at in rows:
+        user = (dims[0], actor or f"session:{session}")
+        previous = last.get(user)
+        if previous is not None and occurred_at - previous < FRECENCY_DEBOUNCE:
+            continue
+        last[user] = occurred_at
+        if occurred_at >= start:
+            key = tuple(dims)
+            uses[key] = uses.get(key, 0) + 1
+    return uses
+
+
 def _compute_day(day: date) -> tuple[int, int]:
     start, end = _day_bounds(day)
     in_day = Event.objects.filter(occurred_at__gte=start, occurred_at__lt=end)
     ghosts = _ghosts(start, end)
+    uses = _frecency_uses(start, end)
     skill_rows = []
     for row in in_day.exclude(skill_key="").values(*SKILL_DIMS).annotate(**_skill_aggregates()).order_by():
         dims = tuple(row[d] for d in SKILL_DIMS)
@@ -531,6 +566,7 @@ def _compute_day(day: date) -> tuple[int, int]:
                 inv_model=row["inv_model"],
                 inv_nested=row["inv_nested"],
                 already_loaded=row["already_loaded"],
+                uses=uses.get(dims, 0),
                 ghosts=ghosts.get(dims, 0),
                 cut_truncated=row["cut_truncated"],
                 cut_name_only=row["cut_name_only"],

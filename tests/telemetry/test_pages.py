@@ -129,3 +129,11 @@ def test_home_cards_show_degraded_skills_and_cost_to_admins_only(
     assert "Skill health" in developer_home and "Agent cost, 7 days" not in developer_home
     admin_home = admin_client.get("/").content.decode()
     assert "Agent cost, 7 days" in admin_home and "$1.75" in admin_home
+
+
+@pytest.mark.django_db
+def test_catalog_page_reads_health_of_the_skills_it_shows(developer_client: Client, telemetry: None) -> None:
+    response = developer_client.get("/catalog/")
+    assert response.status_code == 200
+    shown = {entry.row.skill_id for entry in response.context["entries"]}
+    assert set(response.context["health"]) <= shown  # not the whole fleet's

@@ -21,6 +21,7 @@ from tests.telemetry.factories import auth, native
 
 NOON = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(days=1)
 DAY = NOON.date()
+MIDNIGHT = datetime(DAY.year, DAY.month, DAY.day, tzinfo=UTC)
 
 
 def store(*events: dict[str, Any]) -> None:
@@ -170,6 +171,55 @@ def test_frecency_follows_the_domain_formula() -> None:
     assert frecency(10, 14) == pytest.approx(2.5)
     assert frecency(10, 70) == pytest.approx(1)  # floor at 0.1
     assert frecency(0, 1) == 0 and frecency(3, None) == 0
+
+
+@pytest.mark.django_db
+def test_frecency_drops_invocations_within_60_s_of_the_users_last_counted_one(org: Any) -> None:
+    """DOMAIN §8: writes within 60 s of the last are dropped, per user and skill."""
+    seconds = [0, 30, 59, 60, 75, 130, 300]  # kept: 0, 60, 130, 300 (75 is 15 s after 60)
+    store(
+        *[
+            native(
+                "skill_invoked",
+                when=NOON + timedelta(seconds=s),
+                session="s1",
+                user="ana@acme.test",
+                trigger="model",
+            )
+            for s in seconds
+        ],
+        native(
+            "skill_invoked",
+            when=NOON + timedelta(seconds=10),
+            session="s2",
+            user="bo@acme.test",
+            trigger="user-slash",
+        ),
+        native(
+            "skill_invoked",
+            when=MIDNIGHT - timedelta(seconds=20),
+            session="s3",
+            user="cy@acme.test",
+            trigger="model",
+        ),
+        native(
+            "skill_invoked",
+            when=MIDNIGHT + timedelta(seconds=20),
+            session="s3",
+            user="cy@acme.test",
+            trigger="model",
+        ),
+    )
+    rollup_compute(day=DAY)
+    rollup_compute(day=DAY - timedelta(days=1))
+    rows = SkillDaily.objects.all()  # one skill ("deploy", pseudonymised: not in the catalog)
+    today = sum(r.uses for r in rows.filter(day=DAY))
+    assert sum(r.invocations for r in rows.filter(day=DAY)) == 9
+    assert today == 4 + 1  # ana 4, bo 1; cy's call 20 s after midnight repeats the one before it
+    assert sum(r.uses for r in rows.filter(day=DAY - timedelta(days=1))) == 1
+    [health] = skill_health(window=Window(since=DAY, until=DAY))
+    assert health.invocations == 9 and health.totals["uses"] == 5
+    assert health.frecency == pytest.approx(frecency(5, health.days_since_last_use))
 
 
 @pytest.mark.django_db
