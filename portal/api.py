@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError
 from ninja.parser import Parser
@@ -15,8 +19,30 @@ from governance.reviews.api import router as reviews_router
 from governance.skills.api import router as skills_router
 from governance.skills.catalog_api import router as catalog_router
 from governance.telemetry.api import router as telemetry_router
-from portal.accounts.services import user_role
+from portal.accounts.services import token_authenticate, user_role
 from portal.auth import ScopedToken, SessionAuth
+
+
+def docs_for_known_callers(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The OpenAPI document and the interactive docs: a logged-in user, or any active token.
+
+    They describe every endpoint of the organisation's control plane, so they are not public;
+    browsers are sent to the login page, tools without a valid token get a 401.
+    """
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        header = request.headers.get("Authorization", "")
+        scheme, _, raw = header.partition(" ")
+        if scheme.lower() == "bearer" and token_authenticate(raw=raw.strip(), scope=None) is not None:
+            return view(request, *args, **kwargs)
+        if request.path.endswith(".json"):
+            return JsonResponse({"detail": "Unauthorized"}, status=401)
+        return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+
+    return wrapper
 
 
 class StrictJsonParser(Parser):
@@ -30,6 +56,7 @@ api = NinjaAPI(
     title="Skill governance portal API",
     version="1",
     urls_namespace="api",
+    docs_decorator=docs_for_known_callers,
     parser=StrictJsonParser(),
     description=(
         "Send `Authorization: Bearer <token>` with a token created on the Tokens page or by "

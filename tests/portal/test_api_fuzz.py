@@ -21,6 +21,7 @@ from schemathesis.specs.openapi.checks import content_type_conformance, response
 
 from portal.accounts.models import Scope
 from portal.accounts.services import token_create
+from portal.api import api
 from portal.wsgi import application
 
 MAX_EXAMPLES = 10
@@ -45,9 +46,11 @@ def all_scopes_token(admin_user: User) -> str:
     return raw
 
 
-# Loaded at collection through the WSGI app (the OpenAPI document needs no database). The lazy
-# ``schemathesis.pytest.from_fixture`` loader fails on pytest 9 (it writes ``Function._nodeid``).
-schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", application)
+# The document is built at collection from the API object itself (serving it over HTTP needs a
+# login or a token, which need a database); calls then go through the real WSGI application.
+# The lazy ``schemathesis.pytest.from_fixture`` loader fails on pytest 9 (it writes ``Function._nodeid``).
+schema = schemathesis.openapi.from_dict(api.get_openapi_schema())
+schema.app = application
 
 pytestmark = pytest.mark.django_db
 
