@@ -44,6 +44,13 @@ def org(db: None) -> Org:
     return Org(organisation, payments, platform, payments_api, infra)
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings: Any) -> None:
+    """Actors are created with passwords in most tests; a deliberately slow hash would dominate the
+    suite's time (about 0.3 s a user), and no test measures the production hasher."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def _make_user(org: Org, username: str, role: Role, teams: list[Team]) -> User:
     return user_create(
         username=username, password=PASSWORD, organisation=org.organisation, role=role, teams=teams

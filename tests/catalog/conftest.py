@@ -16,12 +16,6 @@ from portal.accounts.models import Project
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    """Actors are created per test; a slow password hash would dominate these tests' time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def empty_cache() -> None:
     """Organisation-wide catalog figures are cached by catalog stamp: start every test empty."""
     from governance.skills.catalog_selectors import clear_cache

@@ -201,9 +201,3 @@ def bare_repo(tmp_path: Path, project_skill: ProjectSkill, org: Org) -> Path:
 
 def branch_file(bare: Path, branch: str, path: str) -> str:
     return git("show", f"{branch}:{path}", cwd=bare)
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    """The named actors are created with passwords; a fast hasher keeps these tests quick."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -71,12 +71,6 @@ def eager_tasks() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings: Any) -> None:
-    """The actors' passwords are hashed once per test: a fast hasher keeps the suite quick."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def skill_storage(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Checkouts and unpacked archives go to a scratch folder of the test, never the repository's var/."""
     settings.SKILL_STORAGE_DIR = tmp_path_factory.mktemp("skill-storage")

@@ -10,7 +10,7 @@ from typing import Any
 
 from django import template
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from governance.telemetry import selectors
 from portal.accounts.services import user_is_admin
@@ -48,7 +48,7 @@ def days_ago(days: float | None) -> str:
 @register.simple_tag
 def trend(value: float | None) -> SafeString:
     if value is None:
-        return format_html('<span class="muted">–</span>')
+        return mark_safe('<span class="muted">–</span>')
     arrow = "▲" if value > 0.05 else "▼" if value < -0.05 else "▶"
     return format_html(
         '<span title="last 7 days vs the 7 before">{} {}%</span>', arrow, f"{100 * value:+.0f}"
