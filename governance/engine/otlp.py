@@ -17,6 +17,7 @@ import gzip
 import json
 import uuid
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -299,32 +300,40 @@ def event_name(record: dict[str, Any], attrs: dict[str, Any]) -> str:
     return name.removeprefix("claude_code.")
 
 
+def _records(
+    payload: dict[str, Any], resources_key: str, scopes_key: str, items_key: str
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Walk resource → scope → item (log record or metric), checking each level's shape."""
+    resources = _get(payload, resources_key)
+    if resources is None:
+        resources = []
+    if not isinstance(resources, list):
+        raise OtlpMalformed(f"{resources_key} must be a list")
+    for resource in resources:
+        if not isinstance(resource, dict):
+            raise OtlpMalformed(f"each {resources_key} entry must be an object")
+        resource_attrs = attributes((_get(resource, "resource") or {}).get("attributes"))
+        for scope in _get(resource, scopes_key) or []:
+            if not isinstance(scope, dict):
+                raise OtlpMalformed(f"each {scopes_key} entry must be an object")
+            for item in _get(scope, items_key) or []:
+                if not isinstance(item, dict):
+                    raise OtlpMalformed(f"each {items_key} entry must be an object")
+                yield resource_attrs, item
+
+
 def decode_logs(payload: dict[str, Any], *, now: datetime, max_age_days: int) -> Decoded:
     decoded = Decoded()
-    resource_logs = _get(payload, "resourceLogs")
-    if resource_logs is None:
-        resource_logs = []
-    if not isinstance(resource_logs, list):
-        raise OtlpMalformed("resourceLogs must be a list")
-    for resource_log in resource_logs:
-        if not isinstance(resource_log, dict):
-            raise OtlpMalformed("each resourceLogs entry must be an object")
-        resource_attrs = attributes((_get(resource_log, "resource") or {}).get("attributes"))
-        for scope_log in _get(resource_log, "scopeLogs") or []:
-            if not isinstance(scope_log, dict):
-                raise OtlpMalformed("each scopeLogs entry must be an object")
-            for record in _get(scope_log, "logRecords") or []:
-                if not isinstance(record, dict):
-                    raise OtlpMalformed("each logRecords entry must be an object")
-                try:
-                    event = _log_event(record, resource_attrs, now=now, max_age_days=max_age_days)
-                except Invalid as exc:
-                    decoded.reject(str(exc))
-                    continue
-                if event is None:
-                    decoded.ignored += 1
-                else:
-                    decoded.events.append(event)
+    for resource_attrs, record in _records(payload, "resourceLogs", "scopeLogs", "logRecords"):
+        try:
+            event = _log_event(record, resource_attrs, now=now, max_age_days=max_age_days)
+        except Invalid as exc:
+            decoded.reject(str(exc))
+            continue
+        if event is None:
+            decoded.ignored += 1
+        else:
+            decoded.events.append(event)
     return decoded
 
 
@@ -423,22 +432,8 @@ def _temporality(raw: Any) -> int:
 
 def decode_metrics(payload: dict[str, Any], *, now: datetime, max_age_days: int) -> Decoded:
     decoded = Decoded()
-    resource_metrics = _get(payload, "resourceMetrics")
-    if resource_metrics is None:
-        resource_metrics = []
-    if not isinstance(resource_metrics, list):
-        raise OtlpMalformed("resourceMetrics must be a list")
-    for resource_metric in resource_metrics:
-        if not isinstance(resource_metric, dict):
-            raise OtlpMalformed("each resourceMetrics entry must be an object")
-        resource_attrs = attributes((_get(resource_metric, "resource") or {}).get("attributes"))
-        for scope_metric in _get(resource_metric, "scopeMetrics") or []:
-            if not isinstance(scope_metric, dict):
-                raise OtlpMalformed("each scopeMetrics entry must be an object")
-            for metric in scope_metric.get("metrics") or []:
-                if not isinstance(metric, dict):
-                    raise OtlpMalformed("each metrics entry must be an object")
-                _decode_metric(metric, resource_attrs, decoded, now=now, max_age_days=max_age_days)
+    for resource_attrs, metric in _records(payload, "resourceMetrics", "scopeMetrics", "metrics"):
+        _decode_metric(metric, resource_attrs, decoded, now=now, max_age_days=max_age_days)
     return decoded
 
 
