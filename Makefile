@@ -32,6 +32,7 @@ assets: $(VENDOR)/.installed
 run: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
+	@echo "Serving the portal at http://$(HOST):$(PORT)/"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 lint: setup

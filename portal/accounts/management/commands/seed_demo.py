@@ -39,6 +39,6 @@ class Command(BaseCommand):
                     raise
                 continue
             module.seed(demo=demo, stdout=self.stdout)
-        self.stdout.write(self.style.SUCCESS("Demo data ready. Log in at http://127.0.0.1:8000 with:"))
+        self.stdout.write(self.style.SUCCESS("Demo data ready. Log in at the address below with:"))
         for username, (role, password, _teams) in DEMO_ACCOUNTS.items():
             self.stdout.write(f"  {role.label:<10} {username:<12} password: {password}")
