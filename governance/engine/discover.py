@@ -156,6 +156,9 @@ class _Walker:
     def _finding(self, code: str, severity: Severity, message: str, file: str) -> Finding:
         return Finding(code, severity, message, file=file)
 
+    def _report(self, code: str, severity: Severity, message: str, file: str) -> None:
+        self.d.findings.append(self._finding(code, severity, message, file))
+
     def _owner(self, stack: list[SkillDir]) -> SkillDir | None:
         return stack[-1] if stack else None
 
@@ -172,26 +175,22 @@ class _Walker:
         self.d.folders_seen += 1
         if self.d.folders_seen > self.limits.max_folders:
             self.stopped = True
-            self.d.findings.append(
-                self._finding(
-                    "scan-folder-limit",
-                    Severity.WARNING,
-                    f"stopped after {self.limits.max_folders} folders: skills beyond were not scanned",
-                    _rel(folder, self.d.root),
-                )
+            self._report(
+                "scan-folder-limit",
+                Severity.WARNING,
+                f"stopped after {self.limits.max_folders} folders: skills beyond were not scanned",
+                _rel(folder, self.d.root),
             )
             return
         ignores = ignores.with_file(folder, self.limits, self.d.findings, self.d.root)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            self.d.findings.append(
-                self._finding(
-                    "scan-unreadable",
-                    Severity.WARNING,
-                    f"cannot read folder: {exc.strerror}",
-                    _rel(folder, self.d.root),
-                )
+            self._report(
+                "scan-unreadable",
+                Severity.WARNING,
+                f"cannot read folder: {exc.strerror}",
+                _rel(folder, self.d.root),
             )
             return
         if any(e.name in SKILL_FILES and e.is_file() for e in entries):
@@ -216,13 +215,11 @@ class _Walker:
             )
         if len(self.d.skills) >= self.limits.max_skills:
             self.stopped = True
-            self.d.findings.append(
-                self._finding(
-                    "scan-skill-limit",
-                    Severity.WARNING,
-                    f"stopped after {self.limits.max_skills} skills",
-                    rel,
-                )
+            self._report(
+                "scan-skill-limit",
+                Severity.WARNING,
+                f"stopped after {self.limits.max_skills} skills",
+                rel,
             )
         else:
             self.d.skills.append(skill)
@@ -249,13 +246,11 @@ class _Walker:
         if depth + 1 > self.limits.max_depth:
             if not self.depth_reported:
                 self.depth_reported = True
-                self.d.findings.append(
-                    self._finding(
-                        "scan-depth-limit",
-                        Severity.WARNING,
-                        f"folders deeper than {self.limits.max_depth} levels were not scanned",
-                        _rel(path, self.d.root),
-                    )
+                self._report(
+                    "scan-depth-limit",
+                    Severity.WARNING,
+                    f"folders deeper than {self.limits.max_depth} levels were not scanned",
+                    _rel(path, self.d.root),
                 )
             return
         self._walk(path, ignores, depth + 1, stack)

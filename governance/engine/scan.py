@@ -243,6 +243,28 @@ def _scan_plugins(
         found += _scan_plugin(
             result, entry, root, label, strict=strict, limits=limits, discover_limits=dl, identity=identity
         )
+    _read_plugin_skills(
+        result,
+        found,
+        strict=strict,
+        limits=limits,
+        identity=identity,
+        progress=progress,
+        folders=None if keep_content else result.folders,
+    )
+
+
+def _read_plugin_skills(
+    result: ScanResult,
+    found: list[tuple[SkillDir, Path, str | None]],
+    *,
+    strict: bool,
+    limits: Limits,
+    identity: str,
+    progress: Progress | None = None,
+    folders: dict[int, Path] | None = None,
+) -> None:
+    """Read each plugin skill folder found, within its own boundary and under its plugin's name."""
     total = len(found)
     for index, (skill_dir, boundary, plugin) in enumerate(found):
         result.skills += _read_dirs(
@@ -255,7 +277,7 @@ def _scan_plugins(
             progress=progress,
             done_before=index,
             total=total,
-            folders=None if keep_content else result.folders,
+            folders=folders,
         )
 
 
@@ -300,17 +322,7 @@ def scan_remote_plugin(
         discover_limits=DiscoverLimits(),
         identity=identity,
     )
-    for skill_dir, boundary, plugin in found:
+    for skill_dir, _boundary, _plugin in found:
         skill_dir.rel = f"{entry.name}@remote/{skill_dir.rel}"
-        result.skills += _read_dirs(
-            [(skill_dir, boundary)],
-            kind=SourceKind.PLUGIN,
-            strict=strict,
-            limits=limits,
-            identity=identity,
-            plugin=plugin,
-            progress=None,
-            done_before=0,
-            total=1,
-        )
+    _read_plugin_skills(result, found, strict=strict, limits=limits, identity=identity)
     return result
